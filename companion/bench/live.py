@@ -1,0 +1,133 @@
+"""`companion bench live`: a moving table fed frame by frame to the live tracker.
+
+Two minis walk (one after the other), a hand sweeps over the table and covers minis for a while.
+For every frame after warm-up it prints the tracker's cost next to a full-frame `detectMarkers`
+(default parameters) on the same frame, and the recall of both over the minis the camera can see.
+It also checks that no mini covered by the hand is reported moved, and scores positions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+import cv2
+import numpy as np
+
+from companion.synth.render import Renderer, marker_visible_fraction
+from companion.synth.scene import Scene, SynthHand, random_scene
+from companion.vision.markers import dictionary
+from companion.vision.tracker import LiveTracker
+
+WARMUP_FRAMES = 5
+HELD_TOLERANCE_MM = 3.0
+
+
+def scripted_scene(base: Scene, frame: int, frames: int) -> Scene:
+    """Frame `frame` of the scripted sequence built on `base` (camera fixed)."""
+    minis = list(base.minis)
+    walk_mm = 3.0
+    spans = [(int(frames * 0.15), int(frames * 0.55)), (int(frames * 0.5), int(frames * 0.9))]
+    for k, (start, end) in enumerate(spans[: len(minis)]):
+        m = minis[k]
+        steps = min(max(frame - start, 0), end - start)
+        x, y = _walk(m.x_mm, m.y_mm, math.radians(m.heading_deg), walk_mm, steps, base.table.width_mm,
+                     base.table.depth_mm)
+        minis[k] = replace(m, x_mm=x, y_mm=y, heading_deg=(m.heading_deg + 0.5 * steps) % 360)
+    hands: tuple[SynthHand, ...] = ()
+    h_start, h_end = int(frames * 0.3), int(frames * 0.75)
+    if h_start <= frame < h_end and len(minis) > 2:
+        # The hand sweeps across the table through a standing mini (it covers it halfway through).
+        target = minis[2]
+        t = (frame - h_start) / max(h_end - h_start - 1, 1)
+        x = target.x_mm + (t - 0.5) * 500
+        hands = (SynthHand(x, target.y_mm + 30, 110.0, 90.0),)
+    return replace(base, minis=tuple(minis), hands=hands, noise_seed=frame)
+
+
+def _walk(x: float, y: float, direction: float, step_mm: float, steps: int, width_mm: float,
+          depth_mm: float, keep_off_mm: float = 80.0) -> tuple[float, float]:
+    """Walk `steps` steps, turning back at the table edges."""
+    dx, dy = math.cos(direction) * step_mm, math.sin(direction) * step_mm
+    for _ in range(steps):
+        if not keep_off_mm <= x + dx <= width_mm - keep_off_mm:
+            dx = -dx
+        if not keep_off_mm <= y + dy <= depth_mm - keep_off_mm:
+            dy = -dy
+        x, y = x + dx, y + dy
+    return x, y
+
+
+def run(frames: int = 40, seed: int = 0, progress=None) -> dict:
+    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6)
+    setup = base.setup()
+    tracker = LiveTracker(setup)
+    baseline = cv2.aruco.ArucoDetector(dictionary(setup.dictionary), cv2.aruco.DetectorParameters())
+    renderer = Renderer()
+    tracker_ms, baseline_ms = [], []
+    visible_total = tracker_found = baseline_found = 0
+    covered_checks = moved_by_hand = 0
+    xy_errors: list[float] = []
+    z_errors: list[float] = []
+    for f in range(frames):
+        scene = scripted_scene(base, f, frames)
+        image = renderer.render(scene)
+        start = time.perf_counter()
+        state = tracker.update(image, f, time.time())
+        t_ms = (time.perf_counter() - start) * 1000
+        gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        start = time.perf_counter()
+        _, ids, _ = baseline.detectMarkers(gray)
+        b_ms = (time.perf_counter() - start) * 1000
+        if f < WARMUP_FRAMES:
+            continue
+        tracker_ms.append(t_ms)
+        baseline_ms.append(b_ms)
+        base_ids = set() if ids is None else {int(i) for i in np.asarray(ids).ravel()}
+        start_positions = {m.id: m for m in base.minis}
+        for m in scene.minis:
+            visible = not scene.hands or marker_visible_fraction(scene, m) == 1.0
+            reported = state.mini(m.id)
+            if visible:
+                visible_total += 1
+                baseline_found += m.id in base_ids
+                if reported is not None and reported.status == "seen":
+                    tracker_found += 1
+                    xy_errors.append(math.hypot(reported.x_mm - m.x_mm, reported.y_mm - m.y_mm))
+                    z_errors.append(abs(reported.z_mm - m.z_mm))
+            else:
+                still = math.hypot(m.x_mm - start_positions[m.id].x_mm, m.y_mm - start_positions[m.id].y_mm) < 1e-6
+                if still and reported is not None:
+                    covered_checks += 1
+                    if math.hypot(reported.x_mm - m.x_mm, reported.y_mm - m.y_mm) > HELD_TOLERANCE_MM:
+                        moved_by_hand += 1
+        if progress:
+            progress(f + 1, frames)
+    t_mean, b_mean = float(np.mean(tracker_ms)), float(np.mean(baseline_ms))
+    return {
+        "frames": frames, "steady_frames": len(tracker_ms), "seed": seed, "resolution": "1920x1080",
+        "tracker_ms_mean": round(t_mean, 2), "tracker_ms_median": round(float(np.median(tracker_ms)), 2),
+        "tracker_ms_p95": round(float(np.percentile(tracker_ms, 95)), 2),
+        "detect_markers_ms_mean": round(b_mean, 2), "detect_markers_ms_median": round(float(np.median(baseline_ms)), 2),
+        "cost_ratio": round(t_mean / b_mean, 3),
+        "tracker_recall": round(tracker_found / visible_total, 4) if visible_total else None,
+        "detect_markers_recall": round(baseline_found / visible_total, 4) if visible_total else None,
+        "covered_checks": covered_checks, "covered_reported_moved": moved_by_hand,
+        "tracker_xy_mm_p95": round(float(np.percentile(xy_errors, 95)), 3) if xy_errors else None,
+        "tracker_z_mm_p95": round(float(np.percentile(z_errors, 95)), 3) if z_errors else None,
+        "full_frame_searches": tracker.stats.full_frames,
+    }
+
+
+def format_table(r: dict) -> str:
+    return "\n".join([
+        f"bench live: {r['frames']} frames ({r['resolution']}, {r['steady_frames']} after warm-up, seed {r['seed']})",
+        f"{'':<26}{'ms/frame mean':>15}{'median':>10}{'recall':>10}",
+        f"{'live tracker':<26}{r['tracker_ms_mean']:>15}{r['tracker_ms_median']:>10}{r['tracker_recall']:>10}",
+        f"{'full-frame detectMarkers':<26}{r['detect_markers_ms_mean']:>15}{r['detect_markers_ms_median']:>10}{r['detect_markers_recall']:>10}",
+        f"cost ratio tracker / detectMarkers: {r['cost_ratio']} (target <= 0.333)",
+        f"covered by the hand: {r['covered_checks']} mini-frames, reported moved: {r['covered_reported_moved']}",
+        f"tracker xy p95 {r['tracker_xy_mm_p95']} mm, z p95 {r['tracker_z_mm_p95']} mm; "
+        f"full-frame searches: {r['full_frame_searches']}",
+    ])

@@ -1,0 +1,151 @@
+"""`companion bench vision`: render scenes with known truth, locate minis, score against the truth.
+
+Three ways on the same frames, in the same run:
+- pipeline: the product (edge/pattern refinement, horizontal-marker geometry, roster heights
+  blended in where the frame agrees; roster heights carry 1 mm of ruler error);
+- pipeline, image only: the same without any height from the roster;
+- plain OpenCV: ArucoDetector with default parameters, solvePnP for the table from the anchors and
+  solvePnP (IPPE_SQUARE) per marker, the marker centre dropped straight down.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from companion.synth.render import Renderer
+from companion.synth.scene import Scene, random_scene
+from companion.vision.markers import dictionary
+from companion.vision.pipeline import Locator
+from companion.vision.registration import square_corners_mm
+
+
+@dataclass
+class Score:
+    """Accumulated errors of one method over all scenes."""
+
+    name: str
+    expected: int = 0
+    found: int = 0
+    false_ids: int = 0
+    xy_mm: list[float] = field(default_factory=list)
+    z_mm: list[float] = field(default_factory=list)
+    heading_deg: list[float] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, scene: Scene, located: dict[int, tuple[float, float, float, float]], other_ids: set[int], ms: float) -> None:
+        truth = {m.id: m for m in scene.minis}
+        self.expected += len(truth)
+        self.ms.append(ms)
+        self.false_ids += len((set(located) | other_ids) - set(truth))
+        for marker_id, (x, y, z, heading) in located.items():
+            m = truth.get(marker_id)
+            if m is None:
+                continue
+            self.found += 1
+            self.xy_mm.append(math.hypot(x - m.x_mm, y - m.y_mm))
+            self.z_mm.append(abs(z - m.z_mm))
+            self.heading_deg.append(abs((heading - m.heading_deg + 180) % 360 - 180))
+
+    def summary(self) -> dict:
+        def pct(values: list[float], q: float) -> float | None:
+            return round(float(np.percentile(values, q)), 3) if values else None
+
+        return {
+            "method": self.name,
+            "recall": round(self.found / self.expected, 4) if self.expected else None,
+            "false_ids": self.false_ids,
+            "xy_mm_median": pct(self.xy_mm, 50), "xy_mm_p95": pct(self.xy_mm, 95),
+            "z_mm_median": pct(self.z_mm, 50), "z_mm_p95": pct(self.z_mm, 95),
+            "heading_deg_p95": pct(self.heading_deg, 95),
+            "ms_per_frame": round(float(np.mean(self.ms)), 1) if self.ms else None,
+        }
+
+
+def plain_opencv(image: np.ndarray, scene: Scene) -> tuple[dict[int, tuple[float, float, float, float]], set[int]]:
+    """The usual way: default ArucoDetector, solvePnP for the table, solvePnP per marker."""
+    setup = scene.setup()
+    camera = scene.camera
+    detector = cv2.aruco.ArucoDetector(dictionary(setup.dictionary), cv2.aruco.DetectorParameters())
+    corners, ids, _ = detector.detectMarkers(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+    if ids is None:
+        return {}, set()
+    ids = [int(i) for i in np.asarray(ids).ravel()]
+    quads = [np.asarray(c, np.float64).reshape(4, 2) for c in corners]
+    anchors = {a.id: a for a in setup.anchors}
+    obj, img = [], []
+    for marker_id, quad in zip(ids, quads):
+        if marker_id in anchors:
+            a = anchors[marker_id]
+            obj.append(square_corners_mm(a.x_mm, a.y_mm, a.size_mm, a.rotation_deg))
+            img.append(quad)
+    if not obj:
+        return {}, set(ids) - set(anchors)
+    ok, rvec, tvec = cv2.solvePnP(np.concatenate(obj), np.concatenate(img), camera.matrix, camera.distortion)
+    rot_table, _ = cv2.Rodrigues(rvec)
+    located: dict[int, tuple[float, float, float, float]] = {}
+    others: set[int] = set()
+    for marker_id, quad in zip(ids, quads):
+        if marker_id in anchors:
+            continue
+        spec = setup.mini(marker_id)
+        if spec is None:
+            others.add(marker_id)
+            continue
+        h = spec.marker_mm / 2
+        square = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], np.float64)
+        ok, rv, tv = cv2.solvePnP(square, quad, camera.matrix, camera.distortion, flags=cv2.SOLVEPNP_IPPE_SQUARE)
+        if not ok:
+            continue
+        rot_marker, _ = cv2.Rodrigues(rv)
+        centre = rot_table.T @ (tv.ravel() - tvec.ravel())
+        up = rot_table.T @ (rot_marker @ np.array([0.0, 1.0, 0.0]))
+        located[marker_id] = (float(centre[0]), float(centre[1]), float(centre[2]),
+                              math.degrees(math.atan2(up[1], up[0])) % 360)
+    return located, others
+
+
+def run(scenes: int = 20, seed: int = 0, level: str = "standard", progress=None) -> dict:
+    renderer = Renderer()
+    scores = [Score("pipeline"), Score("pipeline, image only"), Score("plain OpenCV")]
+    for k in range(scenes):
+        scene = random_scene(seed * 100003 + k, level)
+        image = renderer.render(scene)
+        for score, setup in ((scores[0], scene.setup()), (scores[1], scene.setup(roster_heights=False))):
+            locator = Locator(setup)
+            start = time.perf_counter()
+            state = locator.locate(image)
+            ms = (time.perf_counter() - start) * 1000
+            located = {m.id: (m.x_mm, m.y_mm, m.z_mm, m.heading_deg) for m in state.minis}
+            others = {u.id for u in state.unknown_markers} | {d.id for d in state.duplicate_markers}
+            score.add(scene, located, others, ms)
+        start = time.perf_counter()
+        located, others = plain_opencv(image, scene)
+        scores[2].add(scene, located, others, (time.perf_counter() - start) * 1000)
+        if progress:
+            progress(k + 1, scenes)
+    return {"level": level, "scenes": scenes, "seed": seed, "resolution": "1920x1080",
+            "minis": scores[0].expected, "methods": [s.summary() for s in scores]}
+
+
+TARGETS = {
+    "standard": {"recall": 1.0, "false_ids": 0, "xy_mm_p95": 2.0, "z_mm_p95": 5.0, "heading_deg_p95": 1.0},
+    "hard": {"recall": 0.97, "false_ids": 0, "xy_mm_p95": 5.0},
+}
+
+
+def format_table(result: dict) -> str:
+    cols = ["recall", "false_ids", "xy_mm_median", "xy_mm_p95", "z_mm_median", "z_mm_p95", "heading_deg_p95", "ms_per_frame"]
+    lines = [f"bench vision: {result['scenes']} {result['level']} scenes ({result['resolution']}, "
+             f"{result['minis']} minis, seed {result['seed']})",
+             f"{'method':<22}" + "".join(f"{c:>16}" for c in cols)]
+    for m in result["methods"]:
+        lines.append(f"{m['method']:<22}" + "".join(f"{'-' if m[c] is None else m[c]:>16}" for c in cols))
+    target = TARGETS.get(result["level"], {})
+    if target:
+        lines.append("targets (pipeline): " + ", ".join(f"{k} {'>=' if k == 'recall' else '<='} {v}" for k, v in target.items()))
+    return "\n".join(lines)

@@ -1,0 +1,240 @@
+"""The `companion` command line. Every answering command takes --json and then prints one JSON
+object on stdout and nothing else. Bad input: one line on stderr naming the file or field, and an
+exit code (2 setup, 3 input, 4 camera; argparse's own usage errors are 2 as well)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from companion.errors import CompanionError, InputError
+
+
+def _progress(enabled: bool) -> Callable[[int, int], None] | None:
+    if not enabled:
+        return None
+
+    def show(done: int, total: int) -> None:
+        print(f"\r  {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _print_json(data: dict) -> None:
+    json.dump(data, sys.stdout, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+# --- locate ----------------------------------------------------------------------------------------
+
+def cmd_locate(args: argparse.Namespace) -> int:
+    from companion.setup_file import load_setup
+    from companion.vision.pipeline import Locator
+    from companion.vision.sources import read_image
+
+    setup = load_setup(args.setup)
+    image = read_image(args.frame)
+    locator = Locator(setup)
+    analysis = locator.analyse(image, frame=0)
+    state = analysis.state
+    if args.draw:
+        from companion.files import write_image_atomic
+        from companion.vision.draw import TableAnnotator
+
+        camera, _ = locator.camera(image.shape[1], image.shape[0])
+        write_image_atomic(args.draw, TableAnnotator().annotate(image, state, setup, camera, analysis.registration.pose))
+    if args.json:
+        _print_json(state.to_json())
+    else:
+        print(format_state(state))
+    return 0 if state.registered else 5
+
+
+def format_state(state) -> str:
+    if not state.registered:
+        return state.reason
+    reg = state.registration
+    lines = [f"table registered from anchors {reg.get('anchors_seen')} (residual {reg.get('residual_px')} px, "
+             f"camera at {reg.get('camera_mm')} mm)",
+             f"{'id':>4} {'name':<18}{'player':<8}{'x mm':>8}{'y mm':>8}{'z mm':>7}{'heading':>9}"
+             f"{'tilt':>6}{'conf':>6}  status"]
+    for m in state.minis:
+        lines.append(f"{m.id:>4} {m.name[:17]:<18}{m.player[:7]:<8}{m.x_mm:>8.1f}{m.y_mm:>8.1f}{m.z_mm:>7.1f}"
+                     f"{m.heading_deg:>8.1f}°{_deg(m.tilt_deg):>6}{m.confidence:>6.2f}  {m.status} ({m.height_source} height)")
+    if not state.minis:
+        lines.append("  no roster mini in view")
+    for o in state.objects:
+        lines.append(f"object {o.id} {o.name}: x {o.x_mm:.1f} y {o.y_mm:.1f} mm")
+    for u in state.unknown_markers:
+        lines.append(f"marker {u.id} is not in the roster: near x {u.x_mm:.0f} y {u.y_mm:.0f} mm (at table level)")
+    for d in state.duplicate_markers:
+        lines.append(f"marker {d.id} seen more than once: one at x {d.x_mm:.0f} y {d.y_mm:.0f} mm")
+    lines += [f"warning: {w}" for w in state.warnings]
+    return "\n".join(lines)
+
+
+def _deg(value: float) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.0f}°"
+
+
+# --- synth -----------------------------------------------------------------------------------------
+
+def cmd_synth(args: argparse.Namespace) -> int:
+    from companion.files import write_image_atomic, write_text_atomic
+    from companion.setup_file import setup_to_toml
+    from companion.synth.render import Renderer
+    from companion.synth.scene import random_scene, scene_truth
+
+    out = Path(args.out)
+    renderer = Renderer()
+    written = []
+    for k in range(args.scenes):
+        scene = random_scene(args.seed * 100003 + k, args.level, n_hands=args.hands)
+        stem = f"scene_{k:03d}"
+        write_image_atomic(out / f"{stem}.png", renderer.render(scene))
+        write_text_atomic(out / f"{stem}.toml", setup_to_toml(scene.setup(path=str(out / f"{stem}.toml"))))
+        write_text_atomic(out / f"{stem}.truth.json", json.dumps(scene_truth(scene), indent=1))
+        written.append(stem)
+    if args.json:
+        _print_json({"out": str(out), "scenes": written})
+    else:
+        print(f"wrote {len(written)} scenes to {out}: <scene>.png, <scene>.toml (its setup), <scene>.truth.json")
+    return 0
+
+
+# --- bench -----------------------------------------------------------------------------------------
+
+def cmd_bench_vision(args: argparse.Namespace) -> int:
+    from companion.bench import vision
+
+    if args.scenes < 1:
+        raise InputError("--scenes: must be at least 1")
+    result = vision.run(args.scenes, args.seed, args.level, progress=_progress(not args.json))
+    if args.json:
+        _print_json(result)
+    else:
+        print(vision.format_table(result))
+    return 0
+
+
+def cmd_bench_live(args: argparse.Namespace) -> int:
+    from companion.bench import live
+
+    if args.frames < 10:
+        raise InputError("--frames: must be at least 10 (5 are warm-up)")
+    result = live.run(args.frames, args.seed, progress=_progress(not args.json))
+    if args.json:
+        _print_json(result)
+    else:
+        print(live.format_table(result))
+    return 0
+
+
+# --- demo ------------------------------------------------------------------------------------------
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The product on a built-in synthetic table: the live tracker over a scripted sequence."""
+    from companion.bench.live import scripted_scene
+    from companion.files import write_image_atomic
+    from companion.synth.scene import random_scene
+    from companion.vision.draw import TableAnnotator
+    from companion.vision.sources import SyntheticSource
+    from companion.vision.tracker import LiveTracker
+
+    base = random_scene(args.seed, "standard", n_minis=10, n_bricks=6)
+    setup = base.setup()
+    tracker = LiveTracker(setup)
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="companion-demo-"))
+    frames = args.frames
+    source = SyntheticSource(lambda i: scripted_scene(base, i, frames), frames, "synthetic demo table")
+    print(f"companion demo: {source.description}, {len(base.minis)} minis, {frames} frames "
+          f"(1920x1080; two minis walk, a hand passes over the table)")
+    annotator = TableAnnotator()
+    camera, _ = tracker.locator.camera(base.camera.width_px, base.camera.height_px)
+    errors = []
+    for frame in source:
+        start = time.perf_counter()
+        state = tracker.update(frame.image, frame.index, frame.timestamp)
+        ms = (time.perf_counter() - start) * 1000
+        truth = {m.id: m for m in frame.truth.minis}
+        seen = [m for m in state.minis if m.status == "seen"]
+        frame_err = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in seen if m.id in truth]
+        errors += frame_err
+        print(f"frame {frame.index:>3}: {'registered' if state.registered else state.reason}; "
+              f"{len(seen)} minis seen, {len(state.minis) - len(seen)} held"
+              f"{' (hand over the table)' if frame.truth.hands else ''}; worst error "
+              f"{max(frame_err, default=0):.1f} mm; tracker {ms:.1f} ms")
+        if frame.index == frames - 1 or frame.index == 0:
+            pose = tracker.registration.pose if tracker.registration else None
+            image = annotator.annotate(frame.image, state, setup, camera, pose)
+            write_image_atomic(out / f"frame_{frame.index:03d}.png", image)
+    print(format_state(state))
+    print(f"position error over all frames: median {sorted(errors)[len(errors) // 2]:.2f} mm, "
+          f"max {max(errors):.2f} mm (against the synthetic truth)")
+    print(f"annotated frames: {out}")
+    return 0
+
+
+# --- parser ----------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="companion", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("locate", help="locate every roster mini in one frame")
+    p.add_argument("frame", metavar="FRAME", help="an image file")
+    p.add_argument("--setup", required=True, help="the setup file (TOML)")
+    p.add_argument("--json", action="store_true", help="print the table state as one JSON object")
+    p.add_argument("--draw", metavar="OUT.png", help="write the annotated frame here")
+    p.set_defaults(func=cmd_locate)
+
+    p = sub.add_parser("synth", help="render synthetic tables with their setup and truth (test data)")
+    p.add_argument("--out", required=True, help="folder to write into")
+    p.add_argument("--scenes", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--level", choices=["standard", "hard"], default="standard")
+    p.add_argument("--hands", type=int, default=0, help="hands over the table per scene")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_synth)
+
+    bench = sub.add_parser("bench", help="measure accuracy and speed against ground truth")
+    bsub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    p = bsub.add_parser("vision", help="minis on rendered tables: pipeline vs plain OpenCV")
+    p.add_argument("--scenes", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--level", choices=["standard", "hard"], default="standard")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_vision)
+    p = bsub.add_parser("live", help="a moving table: live tracker vs full-frame detectMarkers")
+    p.add_argument("--frames", type=int, default=40)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_live)
+
+    p = sub.add_parser("demo", help="the product on a built-in synthetic table, no camera needed")
+    p.add_argument("--frames", type=int, default=12)
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--out", help="folder for the annotated frames (default: a new temporary folder)")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except CompanionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""The setup file (TOML): table, markers, anchors, camera, ruleset, players, roster, objects.
+
+The schema is a contract shared with other tools (see DESIGN.md). Loading validates everything and
+reports *every* problem at once, each naming the file and the key, so a player fixes the file in
+one pass. Optional keys take the defaults documented on the dataclasses below.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from companion.errors import SetupError
+
+DICTIONARIES = (
+    "DICT_4X4_50", "DICT_4X4_100", "DICT_4X4_250", "DICT_4X4_1000",
+    "DICT_5X5_50", "DICT_5X5_100", "DICT_5X5_250", "DICT_5X5_1000",
+    "DICT_6X6_50", "DICT_6X6_100", "DICT_6X6_250", "DICT_6X6_1000",
+    "DICT_7X7_50", "DICT_7X7_100", "DICT_7X7_250", "DICT_7X7_1000",
+    "DICT_ARUCO_ORIGINAL", "DICT_APRILTAG_16h5", "DICT_APRILTAG_25h9",
+    "DICT_APRILTAG_36h10", "DICT_APRILTAG_36h11",
+)
+RULESETS = ("knight", "contienda", "infinity", "forgod")
+OBJECT_KINDS = ("castle", "obelisk", "garden", "mine", "crystal", "catapult")
+ADULT_HAND_MM, ADULT_FINGER_MM = 178.0, 20.0
+CHILD_HAND_MM, CHILD_FINGER_MM = 152.0, 16.0
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    width_mm: float = 1200.0  # along x, towards anchor 1
+    depth_mm: float = 800.0  # along y, towards anchor 3
+
+
+@dataclass(frozen=True)
+class AnchorSpec:
+    id: int
+    x_mm: float  # marker centre in the table frame
+    y_mm: float
+    size_mm: float = 50.0  # side of the black square
+    rotation_deg: float = 90.0  # the marker's up vector, counter-clockwise from +x
+
+
+@dataclass(frozen=True)
+class CameraSpec:
+    matrix: tuple[tuple[float, float, float], ...]  # 3x3 intrinsics, pixels
+    distortion: tuple[float, ...]  # OpenCV order k1 k2 p1 p2 [k3 ...]
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    name: str
+    hand_mm: float = ADULT_HAND_MM
+    finger_mm: float = ADULT_FINGER_MM
+
+
+@dataclass(frozen=True)
+class MiniSpec:
+    id: int
+    name: str
+    marker_mm: float = 20.0  # side of the black square
+    player: str = ""
+    faction: str = ""
+    unit_class: str = ""  # the TOML key is `class`
+    base_mm: float = 25.0  # base diameter
+    height_mm: float = 40.0  # model height above what it stands on
+    marker_height_mm: float | None = None  # marker centre above the base; default height_mm
+    height_given: bool = False  # the file gave height_mm or marker_height_mm (a measured value, not the default)
+
+    @property
+    def marker_height(self) -> float:
+        return self.height_mm if self.marker_height_mm is None else self.marker_height_mm
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    id: int  # its marker id
+    kind: str
+    radius_mm: float = 50.0
+    name: str = ""
+    marker_mm: float = 30.0
+
+
+@dataclass(frozen=True)
+class Setup:
+    path: str
+    table: TableSpec = field(default_factory=TableSpec)
+    dictionary: str = "DICT_4X4_50"
+    anchors: tuple[AnchorSpec, ...] = ()
+    camera: CameraSpec | None = None
+    ruleset: str = "knight"
+    players: tuple[PlayerSpec, ...] = ()
+    minis: tuple[MiniSpec, ...] = ()
+    objects: tuple[ObjectSpec, ...] = ()
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # ruleset tables: hex, grid, infinity
+
+    def mini(self, marker_id: int) -> MiniSpec | None:
+        return next((m for m in self.minis if m.id == marker_id), None)
+
+    def player(self, name: str) -> PlayerSpec | None:
+        return next((p for p in self.players if p.name == name), None)
+
+    @property
+    def anchor_ids(self) -> frozenset[int]:
+        return frozenset(a.id for a in self.anchors)
+
+
+# --- validation ------------------------------------------------------------------------------------
+
+class _Problems:
+    """Collects every problem with its key path, then raises one SetupError listing them all."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.items: list[str] = []
+
+    def add(self, key: str, message: str) -> None:
+        self.items.append(f"{key}: {message}")
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise SetupError(f"{self.path}: " + "; ".join(self.items))
+
+
+def _number(p: _Problems, table: dict, key: str, where: str, default: float | None = None,
+            positive: bool = False, required: bool = False) -> float | None:
+    if key not in table:
+        if required:
+            p.add(f"{where}.{key}" if where else key, "missing (required)")
+        return default
+    value = table[key]
+    name = f"{where}.{key}" if where else key
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        p.add(name, f"must be a number, got {value!r}")
+        return default
+    if positive and value <= 0:
+        p.add(name, f"must be positive, got {value!r}")
+        return default
+    return float(value)
+
+
+def _integer(p: _Problems, table: dict, key: str, where: str, required: bool = True) -> int | None:
+    name = f"{where}.{key}"
+    if key not in table:
+        if required:
+            p.add(name, "missing (required)")
+        return None
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        p.add(name, f"must be a whole number >= 0, got {value!r}")
+        return None
+    return value
+
+
+def _string(p: _Problems, table: dict, key: str, where: str, default: str = "") -> str:
+    if key not in table:
+        return default
+    value = table[key]
+    if not isinstance(value, str):
+        p.add(f"{where}.{key}" if where else key, f"must be a string, got {value!r}")
+        return default
+    return value
+
+
+def _unknown(p: _Problems, table: dict, allowed: set[str], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            p.add(f"{where}.{key}" if where else key, "unknown key")
+
+
+def _section(p: _Problems, data: dict, key: str) -> dict:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        p.add(key, "must be a table")
+        return {}
+    return value
+
+
+def _array_of_tables(p: _Problems, data: dict, key: str) -> list[dict]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        p.add(key, "must be an array of tables ([[%s]])" % key)
+        return []
+    return value
+
+
+_TOP_KEYS = {"table", "markers", "anchors", "camera", "ruleset", "players", "minis", "objects",
+             "hex", "grid", "infinity"}
+# Ruleset tables are validated by their rule systems; here only their shape and known keys.
+_SECTION_KEYS = {
+    "hex": {"size_mm", "origin_x_mm", "origin_y_mm", "orientation", "columns", "rows"},
+    "grid": {"square_mm", "origin_x_mm", "origin_y_mm", "columns", "rows_per_side", "gap_mm"},
+    "infinity": {"circular_template_mm"},
+}
+
+
+def parse_setup(data: dict[str, Any], path: str) -> Setup:
+    """Validate an already-parsed TOML document; raises SetupError listing every problem."""
+    p = _Problems(path)
+    _unknown(p, data, _TOP_KEYS, "")
+
+    table_t = _section(p, data, "table")
+    _unknown(p, table_t, {"width_mm", "depth_mm"}, "table")
+    table = TableSpec(
+        width_mm=_number(p, table_t, "width_mm", "table", 1200.0, positive=True),
+        depth_mm=_number(p, table_t, "depth_mm", "table", 800.0, positive=True),
+    )
+
+    markers_t = _section(p, data, "markers")
+    _unknown(p, markers_t, {"dictionary"}, "markers")
+    dictionary = _string(p, markers_t, "dictionary", "markers", "DICT_4X4_50")
+    if dictionary not in DICTIONARIES:
+        p.add("markers.dictionary", f"unknown dictionary {dictionary!r} (try DICT_4X4_50)")
+
+    anchors = []
+    for i, a in enumerate(_array_of_tables(p, data, "anchors")):
+        where = f"anchors[{i}]"
+        _unknown(p, a, {"id", "x_mm", "y_mm", "size_mm", "rotation_deg"}, where)
+        anchors.append(AnchorSpec(
+            id=_integer(p, a, "id", where) or 0,
+            x_mm=_number(p, a, "x_mm", where, 0.0, required=True),
+            y_mm=_number(p, a, "y_mm", where, 0.0, required=True),
+            size_mm=_number(p, a, "size_mm", where, 50.0, positive=True),
+            rotation_deg=_number(p, a, "rotation_deg", where, 90.0),
+        ))
+
+    camera = None
+    if "camera" in data:
+        cam_t = _section(p, data, "camera")
+        _unknown(p, cam_t, {"matrix", "distortion"}, "camera")
+        camera = _camera(p, cam_t)
+
+    ruleset_t = _section(p, data, "ruleset")
+    _unknown(p, ruleset_t, {"name"}, "ruleset")
+    ruleset = _string(p, ruleset_t, "name", "ruleset", "knight")
+    if ruleset not in RULESETS:
+        p.add("ruleset.name", f"unknown ruleset {ruleset!r} (one of {', '.join(RULESETS)})")
+
+    players = []
+    for i, pl in enumerate(_array_of_tables(p, data, "players")):
+        where = f"players[{i}]"
+        _unknown(p, pl, {"name", "hand_mm", "finger_mm"}, where)
+        if "name" not in pl:
+            p.add(f"{where}.name", "missing (required)")
+        players.append(PlayerSpec(
+            name=_string(p, pl, "name", where, f"player{i}"),
+            hand_mm=_number(p, pl, "hand_mm", where, ADULT_HAND_MM, positive=True),
+            finger_mm=_number(p, pl, "finger_mm", where, ADULT_FINGER_MM, positive=True),
+        ))
+
+    minis = []
+    mini_keys = {"id", "name", "marker_mm", "player", "faction", "class", "base_mm", "height_mm",
+                 "marker_height_mm"}
+    for i, m in enumerate(_array_of_tables(p, data, "minis")):
+        where = f"minis[{i}]"
+        _unknown(p, m, mini_keys, where)
+        marker_id = _integer(p, m, "id", where)
+        minis.append(MiniSpec(
+            id=marker_id if marker_id is not None else -1,
+            name=_string(p, m, "name", where, f"mini {marker_id}"),
+            marker_mm=_number(p, m, "marker_mm", where, 20.0, positive=True),
+            player=_string(p, m, "player", where),
+            faction=_string(p, m, "faction", where),
+            unit_class=_string(p, m, "class", where),
+            base_mm=_number(p, m, "base_mm", where, 25.0, positive=True),
+            height_mm=_number(p, m, "height_mm", where, 40.0) or 0.0,
+            marker_height_mm=_number(p, m, "marker_height_mm", where, None),
+            height_given="height_mm" in m or "marker_height_mm" in m,
+        ))
+
+    objects = []
+    for i, o in enumerate(_array_of_tables(p, data, "objects")):
+        where = f"objects[{i}]"
+        _unknown(p, o, {"id", "kind", "radius_mm", "name", "marker_mm"}, where)
+        kind = _string(p, o, "kind", where)
+        if kind not in OBJECT_KINDS:
+            p.add(f"{where}.kind", f"unknown kind {kind!r} (one of {', '.join(OBJECT_KINDS)})")
+        object_id = _integer(p, o, "id", where)
+        objects.append(ObjectSpec(
+            id=object_id if object_id is not None else -1, kind=kind,
+            radius_mm=_number(p, o, "radius_mm", where, 50.0, positive=True),
+            name=_string(p, o, "name", where, kind),
+            marker_mm=_number(p, o, "marker_mm", where, 30.0, positive=True),
+        ))
+
+    sections = {}
+    for name, allowed in _SECTION_KEYS.items():
+        if name in data:
+            sec = _section(p, data, name)
+            _unknown(p, sec, allowed, name)
+            sections[name] = dict(sec)
+
+    _cross_checks(p, anchors, players, minis, objects)
+    p.raise_if_any()
+    return Setup(path=path, table=table, dictionary=dictionary, anchors=tuple(anchors),
+                 camera=camera, ruleset=ruleset, players=tuple(players), minis=tuple(minis),
+                 objects=tuple(objects), sections=sections)
+
+
+def _camera(p: _Problems, cam: dict) -> CameraSpec | None:
+    matrix = cam.get("matrix")
+    ok = (isinstance(matrix, list) and len(matrix) == 3
+          and all(isinstance(r, list) and len(r) == 3 for r in matrix)
+          and all(isinstance(v, (int, float)) and not isinstance(v, bool) for r in matrix for v in r))
+    if not ok:
+        p.add("camera.matrix", "must be 3 rows of 3 numbers")
+        return None
+    if matrix[0][0] <= 0 or matrix[1][1] <= 0:
+        p.add("camera.matrix", "focal lengths (matrix[0][0], matrix[1][1]) must be positive")
+    distortion = cam.get("distortion", [0.0, 0.0, 0.0, 0.0, 0.0])
+    if (not isinstance(distortion, list) or len(distortion) not in (4, 5, 8, 12, 14)
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in distortion)):
+        p.add("camera.distortion", "must be 4, 5, 8, 12 or 14 numbers (OpenCV order k1 k2 p1 p2 k3 ...)")
+        return None
+    return CameraSpec(matrix=tuple(tuple(float(v) for v in r) for r in matrix),
+                      distortion=tuple(float(v) for v in distortion))
+
+
+def _cross_checks(p: _Problems, anchors: list[AnchorSpec], players: list[PlayerSpec],
+                  minis: list[MiniSpec], objects: list[ObjectSpec]) -> None:
+    seen: dict[int, str] = {}
+    for kind, items in (("anchors", anchors), ("minis", minis), ("objects", objects)):
+        for i, item in enumerate(items):
+            if item.id < 0:
+                continue
+            if item.id in seen:
+                p.add(f"{kind}[{i}].id", f"marker id {item.id} is already used by {seen[item.id]}")
+            else:
+                seen[item.id] = f"{kind}[{i}]"
+    names = [pl.name for pl in players]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            p.add(f"players[{i}].name", f"duplicate player {name!r}")
+    for i, m in enumerate(minis):
+        if m.player and players and m.player not in names:
+            p.add(f"minis[{i}].player", f"unknown player {m.player!r} (players: {', '.join(names)})")
+        if m.height_mm < 0:
+            p.add(f"minis[{i}].height_mm", f"must be >= 0, got {m.height_mm}")
+
+
+def load_setup(path: str | Path) -> Setup:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SetupError(f"{path}: setup file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SetupError(f"{path}: cannot read setup file ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SetupError(f"{path}: not valid TOML ({exc})") from None
+    return parse_setup(data, str(path))
+
+
+def default_anchors(table: TableSpec, size_mm: float = 50.0, inset_mm: float = 45.0) -> tuple[AnchorSpec, ...]:
+    """Anchors 0-3 at the corners, counter-clockwise from the origin, upright from the y=0 edge."""
+    w, d = table.width_mm, table.depth_mm
+    spots = ((inset_mm, inset_mm), (w - inset_mm, inset_mm), (w - inset_mm, d - inset_mm), (inset_mm, d - inset_mm))
+    return tuple(AnchorSpec(id=i, x_mm=x, y_mm=y, size_mm=size_mm) for i, (x, y) in enumerate(spots))
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} to TOML")
+
+
+def setup_to_toml(setup: Setup) -> str:
+    """The setup as a TOML document that `load_setup` reads back to an equal Setup."""
+    lines = ["[table]", f"width_mm = {_toml_value(setup.table.width_mm)}",
+             f"depth_mm = {_toml_value(setup.table.depth_mm)}", "",
+             "[markers]", f"dictionary = {_toml_value(setup.dictionary)}", ""]
+    for a in setup.anchors:
+        lines += ["[[anchors]]", f"id = {a.id}", f"x_mm = {_toml_value(a.x_mm)}", f"y_mm = {_toml_value(a.y_mm)}",
+                  f"size_mm = {_toml_value(a.size_mm)}", f"rotation_deg = {_toml_value(a.rotation_deg)}", ""]
+    if setup.camera is not None:
+        lines += ["[camera]", f"matrix = {_toml_value([list(r) for r in setup.camera.matrix])}",
+                  f"distortion = {_toml_value(list(setup.camera.distortion))}", ""]
+    lines += ["[ruleset]", f"name = {_toml_value(setup.ruleset)}", ""]
+    for p in setup.players:
+        lines += ["[[players]]", f"name = {_toml_value(p.name)}", f"hand_mm = {_toml_value(p.hand_mm)}",
+                  f"finger_mm = {_toml_value(p.finger_mm)}", ""]
+    for m in setup.minis:
+        lines += ["[[minis]]", f"id = {m.id}", f"name = {_toml_value(m.name)}", f"marker_mm = {_toml_value(m.marker_mm)}"]
+        for key, value in (("player", m.player), ("faction", m.faction), ("class", m.unit_class)):
+            if value:
+                lines.append(f"{key} = {_toml_value(value)}")
+        lines.append(f"base_mm = {_toml_value(m.base_mm)}")
+        if m.height_given:
+            lines.append(f"height_mm = {_toml_value(m.height_mm)}")
+        if m.marker_height_mm is not None:
+            lines.append(f"marker_height_mm = {_toml_value(m.marker_height_mm)}")
+        lines.append("")
+    for o in setup.objects:
+        lines += ["[[objects]]", f"id = {o.id}", f"kind = {_toml_value(o.kind)}", f"radius_mm = {_toml_value(o.radius_mm)}",
+                  f"name = {_toml_value(o.name)}", f"marker_mm = {_toml_value(o.marker_mm)}", ""]
+    for name, table in setup.sections.items():
+        lines += [f"[{name}]"] + [f"{k} = {_toml_value(v)}" for k, v in table.items()] + [""]
+    return "\n".join(lines)

@@ -1,0 +1,141 @@
+"""The table state: an immutable snapshot of where everything stands, and its JSON form.
+
+This is the `locate` output of DESIGN.md and what every rules command reads back with `--state`.
+Units are in the names: millimetres in the table frame (origin at the corner by anchor 0, x towards
+anchor 1, y towards anchor 3, z up), degrees counter-clockwise from +x.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from companion.errors import InputError
+
+
+@dataclass(frozen=True)
+class MiniState:
+    id: int
+    x_mm: float  # base centre on the table plane
+    y_mm: float
+    z_mm: float  # marker centre above the table
+    heading_deg: float  # marker up vector, [0, 360)
+    name: str = ""
+    player: str = ""
+    tilt_deg: float = 0.0  # marker tilt from flat; > 45 means knocked over
+    confidence: float = 1.0  # 0-1
+    status: str = "seen"  # seen | held (covered, last known position kept)
+    last_seen_frame: int = 0
+    height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked)
+
+
+@dataclass(frozen=True)
+class BlockState:
+    footprint_mm: tuple[tuple[float, float], ...]  # polygon on the table plane, counter-clockwise
+    height_mm: float  # top above the table
+    color: str
+    id: int = 0
+    confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class MarkerSighting:
+    """A marker that is not a placed mini: unknown to the roster, or an id seen more than once."""
+
+    id: int
+    x_mm: float
+    y_mm: float
+    z_mm: float | None = None  # None when the marker's size is unknown
+    pixel: tuple[float, float] = (0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class TableState:
+    registered: bool
+    minis: tuple[MiniState, ...] = ()
+    blocks: tuple[BlockState, ...] = ()
+    reason: str = ""  # why not registered
+    frame: int = 0
+    timestamp: float = 0.0  # seconds since the epoch of the frame
+    unknown_markers: tuple[MarkerSighting, ...] = ()
+    duplicate_markers: tuple[MarkerSighting, ...] = ()
+    objects: tuple[MiniState, ...] = ()  # strategic objects located by their markers
+    registration: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def mini(self, marker_id: int) -> MiniState | None:
+        return next((m for m in self.minis if m.id == marker_id), None)
+
+    def to_json(self) -> dict[str, Any]:
+        def clean(value):
+            if isinstance(value, float):
+                return None if math.isnan(value) else round(value, 3)
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return [clean(v) for v in value]
+            return value
+
+        data = {
+            "registered": self.registered,
+            "reason": self.reason,
+            "frame": self.frame,
+            "timestamp": self.timestamp,
+            "minis": [asdict(m) for m in self.minis],
+            "blocks": [asdict(b) for b in self.blocks],
+            "objects": [asdict(o) for o in self.objects],
+            "unknown_markers": [asdict(u) for u in self.unknown_markers],
+            "duplicate_markers": [asdict(u) for u in self.duplicate_markers],
+            "registration": self.registration,
+            "warnings": list(self.warnings),
+        }
+        return clean(data)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str = "<state>") -> "TableState":
+        try:
+            minis = tuple(_mini(m) for m in data.get("minis", []))
+            objects = tuple(_mini(m) for m in data.get("objects", []))
+            blocks = tuple(BlockState(footprint_mm=tuple((float(p[0]), float(p[1])) for p in b["footprint_mm"]),
+                                      height_mm=float(b["height_mm"]), color=str(b.get("color", "")),
+                                      id=int(b.get("id", i)), confidence=float(b.get("confidence", 1.0)))
+                           for i, b in enumerate(data.get("blocks", [])))
+            return cls(registered=bool(data.get("registered", True)), minis=minis, blocks=blocks,
+                       reason=str(data.get("reason", "")), frame=int(data.get("frame", 0)),
+                       timestamp=float(data.get("timestamp", 0.0)), objects=objects,
+                       registration=dict(data.get("registration", {})),
+                       warnings=tuple(data.get("warnings", ())))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise InputError(f"{source}: not a table state ({type(exc).__name__}: {exc})") from None
+
+
+_MINI_FIELDS = {"id", "x_mm", "y_mm", "z_mm", "heading_deg", "name", "player", "tilt_deg", "confidence",
+                "status", "last_seen_frame", "height_source"}
+
+
+def _mini(m: dict[str, Any]) -> MiniState:
+    values = {k: v for k, v in m.items() if k in _MINI_FIELDS}
+    for key in ("x_mm", "y_mm", "z_mm", "heading_deg"):
+        if key not in values:
+            raise KeyError(f"mini {m.get('id', '?')} has no {key}")
+        values[key] = float(values[key])
+    values["id"] = int(values["id"])
+    if values.get("tilt_deg") is None:
+        values["tilt_deg"] = 0.0
+    return MiniState(**values)
+
+
+def load_state(path: str | Path) -> TableState:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: state file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: cannot read state ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not a table state (expected a JSON object)")
+    return TableState.from_json(data, str(path))

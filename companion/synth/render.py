@@ -1,0 +1,418 @@
+"""Render a synthetic scene into a camera frame, by ray casting through the distorted camera.
+
+Every pixel's viewing ray is found exactly (inverse lens distortion), so geometry is exact by
+construction. The table texture is evaluated once per pixel; around every object the rays are
+supersampled (`Imaging.supersample`^2 per pixel) and box-averaged, which is what a sensor pixel
+does -- OpenCV's anti-aliased polygon fill is off by up to a pixel at corners, so it is not used.
+Then come uneven light, blur, sensor noise and JPEG.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import cv2
+import numpy as np
+
+from companion.synth.scene import LEGO_RGB, Scene, SynthBrick, SynthHand, SynthMini
+from companion.vision.boxes import merge_boxes, overlap
+from companion.vision.markers import marker_bits
+
+INF = np.inf
+FLOOR_RGB = np.array([0.18, 0.17, 0.16])
+SKIN_RGB = np.array([0.87, 0.66, 0.53])
+AMBIENT = 0.45
+
+# (hit distances (N,), shaded colours (N, 3)) for N rays; distance inf where the ray misses.
+Hit = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Primitive:
+    corners_mm: np.ndarray  # (8, 3) bounding box, for the pixel region it can touch
+    intersect: Callable[[np.ndarray, np.ndarray], Hit]
+
+
+def _shade(albedo: np.ndarray, normals: np.ndarray, light: np.ndarray) -> np.ndarray:
+    lambert = np.clip(normals @ light, 0.0, 1.0)
+    return albedo * (AMBIENT + (1 - AMBIENT) * lambert)[:, None]
+
+
+def _rot2(deg: float) -> tuple[float, float]:
+    return math.cos(math.radians(deg)), math.sin(math.radians(deg))
+
+
+def _box(cx: float, cy: float, half_u: float, half_v: float, z0: float, z1: float, heading_deg: float,
+         albedo_at: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], light: np.ndarray) -> _Primitive:
+    """An upright box; `heading_deg` is the direction of its local +v axis (a marker's up).
+
+    `albedo_at(u, v, face)` gives colours, with face 0 for the top and 1 for the sides.
+    """
+    c, s = _rot2(heading_deg)
+    up = np.array([c, s])
+    right = np.array([s, -c])
+    centre = np.array([cx, cy])
+
+    def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
+        o_local = np.array([(origin[:2] - centre) @ right, (origin[:2] - centre) @ up, origin[2]])
+        d_local = np.stack([d[:, :2] @ right, d[:, :2] @ up, d[:, 2]], axis=1)
+        lo = np.array([-half_u, -half_v, z0])
+        hi = np.array([half_u, half_v, z1])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1 = (lo - o_local) / d_local
+            t2 = (hi - o_local) / d_local
+        tmin = np.minimum(t1, t2)
+        tmax = np.maximum(t1, t2)
+        t_near = np.nanmax(tmin, axis=1)
+        t_far = np.nanmin(tmax, axis=1)
+        hit = (t_near <= t_far) & (t_far > 0)
+        t = np.where(hit, t_near, INF)
+        colour = np.zeros((len(d), 3))
+        if hit.any():
+            p = o_local + d_local[hit] * t_near[hit, None]
+            axis = np.nanargmax(tmin[hit], axis=1)
+            n_local = np.zeros((len(p), 3))
+            sign = -np.sign(d_local[hit][np.arange(len(p)), axis])
+            n_local[np.arange(len(p)), axis] = sign
+            normals = np.zeros_like(n_local)
+            normals[:, :2] = n_local[:, :1] * right + n_local[:, 1:2] * up
+            normals[:, 2] = n_local[:, 2]
+            face = np.where(axis == 2, 0, 1)
+            colour[hit] = _shade(albedo_at(p[:, 0], p[:, 1], face), normals, light)
+        return t, colour
+
+    corners = []
+    for du in (-half_u, half_u):
+        for dv in (-half_v, half_v):
+            for z in (z0, z1):
+                xy = centre + du * right + dv * up
+                corners.append((xy[0], xy[1], z))
+    return _Primitive(np.array(corners), intersect)
+
+
+def _cylinder(cx: float, cy: float, r: float, z0: float, z1: float, rgb, light: np.ndarray) -> _Primitive:
+    albedo = np.asarray(rgb, float)
+
+    def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
+        ox, oy = origin[0] - cx, origin[1] - cy
+        a = d[:, 0] ** 2 + d[:, 1] ** 2
+        b = 2 * (ox * d[:, 0] + oy * d[:, 1])
+        cc = ox * ox + oy * oy - r * r
+        disc = b * b - 4 * a * cc
+        t = np.full(len(d), INF)
+        normals = np.zeros((len(d), 3))
+        ok = disc >= 0
+        sq = np.sqrt(np.where(ok, disc, 0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_side = (-b - sq) / (2 * a)
+        z_side = origin[2] + d[:, 2] * t_side
+        side = ok & (t_side > 0) & (z_side >= z0) & (z_side <= z1)
+        t[side] = t_side[side]
+        px = ox + d[side, 0] * t_side[side]
+        py = oy + d[side, 1] * t_side[side]
+        normals[side, 0], normals[side, 1] = px / r, py / r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_top = (z1 - origin[2]) / d[:, 2]
+        tx = ox + d[:, 0] * t_top
+        ty = oy + d[:, 1] * t_top
+        top = (t_top > 0) & (tx * tx + ty * ty <= r * r) & (t_top < t)
+        t[top] = t_top[top]
+        normals[top] = (0, 0, 1)
+        colour = np.zeros((len(d), 3))
+        hit = np.isfinite(t)
+        colour[hit] = _shade(np.broadcast_to(albedo, (hit.sum(), 3)), normals[hit], light)
+        return t, colour
+
+    corners = np.array([(cx + sx * r, cy + sy * r, z) for sx in (-1, 1) for sy in (-1, 1) for z in (z0, z1)])
+    return _Primitive(corners, intersect)
+
+
+def _ellipsoid(centre, radii, heading_deg: float, rgb, light: np.ndarray) -> _Primitive:
+    c, s = _rot2(heading_deg)
+    axes = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])  # rows: local x, y, z in the table frame
+    centre = np.asarray(centre, float)
+    radii = np.asarray(radii, float)
+    albedo = np.asarray(rgb, float)
+
+    def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
+        o = (axes @ (origin - centre)) / radii
+        dl = (d @ axes.T) / radii
+        a = (dl * dl).sum(1)
+        b = 2 * dl @ o
+        cc = o @ o - 1
+        disc = b * b - 4 * a * cc
+        ok = disc >= 0
+        t_hit = (-b - np.sqrt(np.where(ok, disc, 0))) / (2 * a)
+        hit = ok & (t_hit > 0)
+        t = np.where(hit, t_hit, INF)
+        colour = np.zeros((len(d), 3))
+        if hit.any():
+            p_local = o + dl[hit] * t_hit[hit, None]
+            n = (p_local / radii) @ axes
+            n /= np.linalg.norm(n, axis=1, keepdims=True)
+            colour[hit] = _shade(np.broadcast_to(albedo, (hit.sum(), 3)), n, light)
+        return t, colour
+
+    corners = np.array([centre + (axes.T @ (radii * np.array([sx, sy, sz])))
+                        for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+    return _Primitive(corners, intersect)
+
+
+def _marker_albedo(bits: np.ndarray, side_mm: float, body_rgb) -> Callable:
+    """Printed marker on a tile: black/white modules inside the square, white outside, body colour on the sides."""
+    cells = bits.shape[0]
+    module = side_mm / cells
+    white = np.array([0.92, 0.92, 0.9])
+    black = np.array([0.06, 0.06, 0.07])
+    side_rgb = np.asarray(body_rgb, float)
+
+    def albedo(u: np.ndarray, v: np.ndarray, face: np.ndarray) -> np.ndarray:
+        col = np.floor((u + side_mm / 2) / module).astype(int)
+        row = np.floor((side_mm / 2 - v) / module).astype(int)
+        inside = (col >= 0) & (col < cells) & (row >= 0) & (row < cells)
+        value = np.ones(len(u), bool)
+        value[inside] = bits[row[inside], col[inside]] > 0
+        out = np.where(value[:, None], white, black)
+        out[face == 1] = side_rgb
+        return out
+
+    return albedo
+
+
+def _plain(rgb) -> Callable:
+    colour = np.asarray(rgb, float)
+    return lambda u, v, face: np.broadcast_to(colour * np.where(face == 0, 1.0, 0.92)[:, None], (len(u), 3)).copy()
+
+
+def scene_primitives(scene: Scene) -> list[_Primitive]:
+    light = np.asarray(scene.light_dir, float)
+    light = light / np.linalg.norm(light)
+    prims: list[_Primitive] = []
+    for a in scene.anchors:
+        bits = marker_bits(scene.dictionary, a.id)
+        half = a.size_mm * (bits.shape[0] + 2) / bits.shape[0] / 2  # one module of white around it
+        prims.append(_box(a.x_mm, a.y_mm, half, half, 0.0, 0.1, a.rotation_deg,
+                          _marker_albedo(bits, a.size_mm, (0.9, 0.9, 0.88)), light))
+    for m in scene.minis:
+        prims.extend(_mini_primitives(scene, m, light))
+    for b in scene.bricks:
+        prims.append(_brick_primitive(b, light))
+    for h in scene.hands:
+        prims.extend(_hand_primitives(h, light))
+    return prims
+
+
+def _mini_primitives(scene: Scene, m: SynthMini, light: np.ndarray) -> list[_Primitive]:
+    bits = marker_bits(scene.dictionary, m.id)
+    cells = bits.shape[0]
+    half_tile = m.marker_mm * (cells + 2 * m.margin_modules) / cells / 2
+    thickness = min(1.5, max(m.z_mm - m.stand_mm, 0.05))
+    top = m.z_mm
+    prims = [_box(m.x_mm, m.y_mm, half_tile, half_tile, top - thickness, top, m.heading_deg,
+                  _marker_albedo(bits, m.marker_mm, m.body_rgb), light)]
+    body_top = top - thickness
+    base_h = min(3.0, body_top - m.stand_mm)
+    if base_h > 0.2:
+        prims.append(_cylinder(m.x_mm, m.y_mm, m.base_mm / 2, m.stand_mm, m.stand_mm + base_h, (0.1, 0.1, 0.1), light))
+    if body_top - m.stand_mm - base_h > 0.2:
+        prims.append(_cylinder(m.x_mm, m.y_mm, m.base_mm * 0.3, m.stand_mm + base_h, body_top, m.body_rgb, light))
+    return prims
+
+
+def _brick_primitive(b: SynthBrick, light: np.ndarray) -> _Primitive:
+    # Local +v along the long side: heading = rotation + 90 maps v onto the long axis.
+    return _box(b.x_mm, b.y_mm, b.size_mm[1] / 2, b.size_mm[0] / 2, b.z0_mm, b.top_mm,
+                b.rotation_deg, _plain(LEGO_RGB[b.color]), light)
+
+
+def _hand_primitives(h: SynthHand, light: np.ndarray) -> list[_Primitive]:
+    c, s = _rot2(h.towards_deg)
+    palm = _ellipsoid((h.x_mm, h.y_mm, h.z_mm), (65, 45, 18), h.towards_deg, SKIN_RGB, light)
+    arm_c = (h.x_mm - c * 200, h.y_mm - s * 200, h.z_mm + 60)
+    arm = _ellipsoid(arm_c, (170, 42, 38), h.towards_deg, SKIN_RGB * 0.95, light)
+    return [palm, arm]
+
+
+# --- the table surface ---------------------------------------------------------------------------------
+
+def _value_noise(x: np.ndarray, y: np.ndarray, scale_mm: float, seed: int) -> np.ndarray:
+    """Smooth pseudo-random field in [0, 1], deterministic in the table frame."""
+    gx, gy = x / scale_mm, y / scale_mm
+    ix, iy = np.floor(gx).astype(np.int64), np.floor(gy).astype(np.int64)
+    fx, fy = gx - ix, gy - iy
+    fx, fy = fx * fx * (3 - 2 * fx), fy * fy * (3 - 2 * fy)
+
+    def h(i, j):
+        v = (i * 374761393 + j * 668265263 + seed * 2147483647) & 0xFFFFFFFF
+        v = ((v ^ (v >> 13)) * 1274126177) & 0xFFFFFFFF
+        return (v & 0xFFFF) / 65535.0
+
+    a, b, c, d = h(ix, iy), h(ix + 1, iy), h(ix, iy + 1), h(ix + 1, iy + 1)
+    return (a * (1 - fx) + b * fx) * (1 - fy) + (c * (1 - fx) + d * fx) * fy
+
+
+def surface_albedo(surface: str, x: np.ndarray, y: np.ndarray, footprint_mm: np.ndarray, seed: int) -> np.ndarray:
+    if surface == "wood":
+        warp = _value_noise(x, y, 60.0, seed) * 9
+        grain = 0.5 + 0.5 * np.sin((y + warp) * 0.9 + _value_noise(x, y * 4, 150.0, seed + 1) * 6)
+        tone = 0.85 + 0.15 * _value_noise(x, y, 200.0, seed + 2)
+        base = np.array([0.56, 0.38, 0.22])
+        return base * (tone * (0.88 + 0.12 * grain))[:, None]
+    if surface == "felt":
+        n = 0.92 + 0.08 * _value_noise(x, y, 3.0, seed) + 0.04 * _value_noise(x, y, 80.0, seed + 1)
+        return np.array([0.18, 0.42, 0.20]) * n[:, None]
+    # A printed mat: light grey with a 50 mm grid of 1 mm lines, anti-aliased by pixel footprint.
+    base = np.array([0.78, 0.77, 0.72]) * (0.95 + 0.05 * _value_noise(x, y, 40.0, seed))[:, None]
+    dist = np.minimum(np.abs((x + 25) % 50 - 25), np.abs((y + 25) % 50 - 25))
+    cover = np.clip((0.5 + footprint_mm / 2 - dist) / np.maximum(footprint_mm, 1e-6), 0, 1)
+    return base * (1 - 0.55 * cover)[:, None]
+
+
+def _surface_colour(scene: Scene, origin: np.ndarray, d: np.ndarray, pixel_mm: np.ndarray) -> Hit:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = -origin[2] / d[:, 2]
+    t = np.where(t > 0, t, INF)
+    p = origin + d * np.where(np.isfinite(t), t, 0)[:, None]
+    on_table = np.isfinite(t) & (p[:, 0] >= 0) & (p[:, 0] <= scene.table.width_mm) & (p[:, 1] >= 0) & (p[:, 1] <= scene.table.depth_mm)
+    colour = np.broadcast_to(FLOOR_RGB, (len(d), 3)).copy()
+    if on_table.any():
+        alb = surface_albedo(scene.surface, p[on_table, 0], p[on_table, 1], pixel_mm[on_table], scene.texture_seed)
+        light = np.asarray(scene.light_dir, float)
+        light /= np.linalg.norm(light)
+        colour[on_table] = alb * (AMBIENT + (1 - AMBIENT) * light[2])
+    return t, colour
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+
+def _light_gain(scene: Scene, px: np.ndarray, py: np.ndarray) -> np.ndarray:
+    w, h = scene.camera.width_px, scene.camera.height_px
+    im = scene.imaging
+    u, v = px / w - 0.5, py / h - 0.5
+    gradient = 1 - im.light_gradient * (0.5 + 0.7 * u + 0.3 * v)
+    vignette = 1 - im.vignetting * (u * u + v * v) * 2
+    return np.clip(gradient * vignette, 0.2, 1.5) * 1.15
+
+
+def _cast(scene: Scene, prims: list[_Primitive], px: np.ndarray, py: np.ndarray) -> np.ndarray:
+    """Colour of the rays through distorted pixel positions (N,) x (N,)."""
+    normalized = scene.camera.normalize(np.stack([px, py], axis=1))
+    origin, d = scene.pose.rays(normalized)
+    # Size of one pixel on the table, for anti-aliasing the printed grid lines.
+    pixel_mm = (origin[2] / np.clip(-d[:, 2], 1e-3, None)) / scene.camera.focal_px
+    best_t, colour = _surface_colour(scene, origin, d, pixel_mm)
+    for prim in prims:
+        t, c = prim.intersect(origin, d)
+        closer = t < best_t
+        best_t = np.where(closer, t, best_t)
+        colour[closer] = c[closer]
+    return colour * _light_gain(scene, px, py)[:, None]
+
+
+class Renderer:
+    """Renders scenes; keeps the empty-table background of the last camera, so a sequence seen by a
+    fixed camera only re-renders its objects."""
+
+    def __init__(self) -> None:
+        self._background_key: tuple | None = None
+        self._background: np.ndarray | None = None
+
+    def background(self, scene: Scene) -> np.ndarray:
+        cam = scene.camera
+        key = (cam.matrix.tobytes(), cam.distortion.tobytes(), cam.width_px, cam.height_px,
+               scene.pose.rotation.tobytes(), scene.pose.translation_mm.tobytes(), scene.surface,
+               scene.table, scene.texture_seed, scene.imaging.light_gradient, scene.imaging.vignetting,
+               scene.light_dir)
+        if key != self._background_key:
+            ys, xs = np.mgrid[0:cam.height_px, 0:cam.width_px]
+            self._background = _cast(scene, [], xs.ravel().astype(float), ys.ravel().astype(float)).reshape(
+                cam.height_px, cam.width_px, 3)
+            self._background_key = key
+        return self._background
+
+    def render(self, scene: Scene, degrade: bool = True) -> np.ndarray:
+        """The frame the camera would see (BGR, uint8)."""
+        image = self.background(scene).copy()
+        prims = scene_primitives(scene)
+        ss = scene.imaging.supersample
+        offsets = (np.arange(ss) + 0.5) / ss - 0.5
+        boxes = [_pixel_box(scene, p) for p in prims]
+        for box in merge_boxes([b for b in boxes if b is not None]):
+            x0, y0, x1, y1 = box
+            near = [p for p, b in zip(prims, boxes) if b is not None and overlap(b, box)]
+            grid_y = (np.arange(y0, y1)[:, None] + offsets[None, :]).ravel()
+            grid_x = (np.arange(x0, x1)[:, None] + offsets[None, :]).ravel()
+            gy, gx = np.meshgrid(grid_y, grid_x, indexing="ij")
+            colour = _cast(scene, near, gx.ravel(), gy.ravel())
+            image[y0:y1, x0:x1] = colour.reshape(y1 - y0, ss, x1 - x0, ss, 3).mean(axis=(1, 3))
+        img = np.clip(image[:, :, ::-1] * 255.0, 0, 255).astype(np.float32)  # RGB -> BGR
+        if degrade:
+            img = degrade_image(img, scene)
+        return np.clip(np.round(img), 0, 255).astype(np.uint8)
+
+
+def render(scene: Scene, degrade: bool = True) -> np.ndarray:
+    """The frame the camera would see (BGR, uint8)."""
+    return Renderer().render(scene, degrade)
+
+
+def degrade_image(img: np.ndarray, scene: Scene) -> np.ndarray:
+    im = scene.imaging
+    rng = np.random.default_rng((scene.texture_seed, scene.noise_seed))
+    if im.blur_sigma_px > 0:
+        img = cv2.GaussianBlur(img, (0, 0), im.blur_sigma_px)
+    if im.noise_sigma > 0:
+        img = img + rng.normal(0, im.noise_sigma, img.shape).astype(np.float32)
+    img = np.clip(np.round(img), 0, 255).astype(np.uint8)
+    if 0 < im.jpeg_quality < 100:
+        ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(im.jpeg_quality)])
+        img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return img.astype(np.float32)
+
+
+def _pixel_box(scene: Scene, prim: _Primitive) -> tuple[int, int, int, int] | None:
+    cam = scene.camera
+    cam_pts = scene.pose.to_camera(prim.corners_mm)
+    if (cam_pts[:, 2] <= 1).any():
+        return None
+    px = scene.pose.project(cam, prim.corners_mm)
+    x0 = int(math.floor(px[:, 0].min())) - 3
+    y0 = int(math.floor(px[:, 1].min())) - 3
+    x1 = int(math.ceil(px[:, 0].max())) + 4
+    y1 = int(math.ceil(px[:, 1].max())) + 4
+    x0, y0 = max(x0, 0), max(y0, 0)
+    x1, y1 = min(x1, cam.width_px), min(y1, cam.height_px)
+    if x1 <= x0 or y1 <= y0:
+        return None
+    return x0, y0, x1, y1
+
+
+def marker_visible_fraction(scene: Scene, mini: SynthMini, samples: int = 5) -> float:
+    """Share of points on a mini's marker that the camera sees directly (not behind a hand or a brick)."""
+    c, s = _rot2(mini.heading_deg)
+    up, right = np.array([c, s]), np.array([s, -c])
+    g = (np.arange(samples) + 0.5) / samples - 0.5
+    uu, vv = np.meshgrid(g * mini.marker_mm, g * mini.marker_mm)
+    pts = np.array([mini.x_mm, mini.y_mm]) + uu.reshape(-1, 1) * right + vv.reshape(-1, 1) * up
+    pts3 = np.concatenate([pts, np.full((len(pts), 1), mini.z_mm + 1e-3)], axis=1)
+    origin = scene.pose.camera_centre_mm
+    light = np.array([0, 0, 1.0])
+    blockers = [_brick_primitive(b, light) for b in scene.bricks]
+    for h in scene.hands:
+        blockers.extend(_hand_primitives(h, light))
+    for other in scene.minis:
+        if other.id != mini.id:
+            blockers.extend(_mini_primitives(scene, other, light))
+    visible = np.ones(len(pts3), bool)
+    for k, p in enumerate(pts3):
+        d = (origin - p)[None, :]
+        length = np.linalg.norm(d)
+        d = d / length
+        for b in blockers:
+            t, _ = b.intersect(p, d)
+            if t[0] < length:
+                visible[k] = False
+                break
+    return float(visible.mean())

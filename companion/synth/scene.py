@@ -1,0 +1,279 @@
+"""Synthetic tables with exact ground truth: the test instrument behind the bench and the demo.
+
+A scene is pure geometry in the table frame (mm): anchors, minis (body + marker tile on top),
+Lego-like bricks, hands, plus the camera that looks at it and the imaging degradations. The renderer
+(`render.py`) turns it into a frame; the scene itself is the truth the pipeline is scored against.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from companion.setup_file import AnchorSpec, CameraSpec, MiniSpec, PlayerSpec, Setup, TableSpec
+from companion.vision.camera import CameraModel, TablePose
+
+STUD_MM = 8.0  # Lego stud pitch
+BRICK_MM = 9.6  # one brick's height
+PLATE_MM = 3.2  # one plate's height
+BRICK_GAP_MM = 0.2  # a brick's side is 8n - 0.2 mm
+
+# Lego palette, sRGB 0-1 (Bright Red, Bright Blue, Bright Yellow, Dark Green, White, Black,
+# Light Bluish Gray, Orange).
+LEGO_RGB: dict[str, tuple[float, float, float]] = {
+    "red": (0.79, 0.10, 0.04),
+    "blue": (0.00, 0.33, 0.75),
+    "yellow": (0.95, 0.80, 0.22),
+    "green": (0.14, 0.47, 0.25),
+    "white": (0.93, 0.93, 0.91),
+    "black": (0.08, 0.09, 0.11),
+    "gray": (0.63, 0.65, 0.66),
+    "orange": (0.99, 0.54, 0.09),
+}
+SURFACES = ("wood", "felt", "grid")
+
+
+@dataclass(frozen=True)
+class SynthMini:
+    id: int
+    x_mm: float  # base centre
+    y_mm: float
+    z_mm: float  # marker (top face of the cap) above the table
+    heading_deg: float  # marker up vector, counter-clockwise from +x
+    marker_mm: float  # side of the black square
+    base_mm: float = 25.0
+    stand_mm: float = 0.0  # top of what the mini stands on (0: the table)
+    body_rgb: tuple[float, float, float] = (0.25, 0.22, 0.2)
+    margin_modules: float = 1.0  # white quiet zone around the black square, in marker modules
+
+
+@dataclass(frozen=True)
+class SynthBrick:
+    x_mm: float  # footprint centre
+    y_mm: float
+    rotation_deg: float  # long side direction, counter-clockwise from +x
+    studs_long: int
+    studs_short: int
+    z0_mm: float = 0.0  # bottom
+    height_mm: float = BRICK_MM
+    color: str = "red"
+
+    @property
+    def size_mm(self) -> tuple[float, float]:
+        return (STUD_MM * self.studs_long - BRICK_GAP_MM, STUD_MM * self.studs_short - BRICK_GAP_MM)
+
+    @property
+    def top_mm(self) -> float:
+        return self.z0_mm + self.height_mm
+
+    def footprint_mm(self) -> np.ndarray:
+        """The four footprint corners (4, 2), counter-clockwise."""
+        a, b = self.size_mm[0] / 2, self.size_mm[1] / 2
+        c, s = math.cos(math.radians(self.rotation_deg)), math.sin(math.radians(self.rotation_deg))
+        local = np.array([[-a, -b], [a, -b], [a, b], [-a, b]])
+        return local @ np.array([[c, s], [-s, c]]) + [self.x_mm, self.y_mm]
+
+
+@dataclass(frozen=True)
+class SynthHand:
+    """A hand reaching over the table: a palm and a forearm back towards the table edge."""
+
+    x_mm: float  # palm centre
+    y_mm: float
+    z_mm: float  # palm centre height
+    towards_deg: float  # direction the fingers point, counter-clockwise from +x
+
+
+@dataclass(frozen=True)
+class Imaging:
+    noise_sigma: float = 2.0  # sensor noise, 8-bit levels
+    blur_sigma_px: float = 0.6
+    jpeg_quality: int = 90
+    light_gradient: float = 0.25  # brightness falls by this fraction across the frame
+    vignetting: float = 0.2
+    supersample: int = 4
+
+
+@dataclass(frozen=True)
+class Scene:
+    table: TableSpec
+    surface: str
+    anchors: tuple[AnchorSpec, ...]
+    minis: tuple[SynthMini, ...]
+    bricks: tuple[SynthBrick, ...]
+    hands: tuple[SynthHand, ...]
+    camera: CameraModel
+    pose: TablePose
+    imaging: Imaging = field(default_factory=Imaging)
+    dictionary: str = "DICT_4X4_50"
+    texture_seed: int = 0
+    noise_seed: int = 0  # sensor noise differs frame to frame in a sequence
+    light_dir: tuple[float, float, float] = (0.3, -0.4, 0.87)
+
+    def setup(self, path: str = "<synthetic>", with_camera: bool = True, roster_heights: bool = True,
+              height_noise_mm: float = 1.0) -> Setup:
+        """The setup file a player would have written for this table.
+
+        Players measure their minis with a ruler: roster heights carry `height_noise_mm` of error
+        (rounded to 0.5 mm). Without `roster_heights` the roster says nothing about heights.
+        """
+        rng = np.random.default_rng(self.texture_seed + 5)
+        camera = CameraSpec(tuple(tuple(float(v) for v in r) for r in self.camera.matrix),
+                            tuple(float(v) for v in self.camera.distortion)) if with_camera else None
+        minis = tuple(MiniSpec(id=m.id, name=f"mini {m.id}", marker_mm=m.marker_mm,
+                               player="red" if i % 2 == 0 else "blue", base_mm=m.base_mm,
+                               height_mm=max(0.0, round(2 * (m.z_mm - m.stand_mm + rng.normal(0, height_noise_mm))) / 2)
+                               if roster_heights else 40.0,
+                               height_given=roster_heights)
+                      for i, m in enumerate(self.minis))
+        return Setup(path=path, table=self.table, dictionary=self.dictionary, anchors=self.anchors,
+                     camera=camera, players=(PlayerSpec("red"), PlayerSpec("blue")), minis=minis)
+
+    def with_(self, **changes) -> "Scene":
+        return replace(self, **changes)
+
+
+# --- cameras ----------------------------------------------------------------------------------------
+
+def look_at_pose(camera_mm: np.ndarray, target_mm: np.ndarray, roll_deg: float = 0.0) -> TablePose:
+    """A camera at `camera_mm` looking at `target_mm`, its image x along the table's +x (then rolled)."""
+    z = np.asarray(target_mm, float) - np.asarray(camera_mm, float)
+    z /= np.linalg.norm(z)
+    x = np.array([1.0, 0.0, 0.0]) - z * z[0]
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    r = math.radians(roll_deg)
+    x, y = math.cos(r) * x + math.sin(r) * y, -math.sin(r) * x + math.cos(r) * y
+    rot = np.stack([x, y, z])
+    return TablePose(rot, -rot @ np.asarray(camera_mm, float))
+
+
+def framing_camera(table: TableSpec, pose: TablePose, width_px: int, height_px: int,
+                   distortion: np.ndarray, margin: float = 0.04, principal_offset_px=(0.0, 0.0)) -> CameraModel:
+    """The focal length that just fits the whole table in the frame (with a margin)."""
+    corners = np.array([[0, 0, 0], [table.width_mm, 0, 0], [table.width_mm, table.depth_mm, 0],
+                        [0, table.depth_mm, 0]], float)
+    cam = pose.to_camera(corners)
+    n = cam[:, :2] / cam[:, 2:3]
+    cx = (width_px - 1) / 2 + principal_offset_px[0]
+    cy = (height_px - 1) / 2 + principal_offset_px[1]
+    fx = min((cx * (1 - margin)) / np.abs(n[n[:, 0] < 0, 0]).max(initial=1e-9),
+             ((width_px - 1 - cx) * (1 - margin)) / np.abs(n[n[:, 0] > 0, 0]).max(initial=1e-9))
+    fy = min((cy * (1 - margin)) / np.abs(n[n[:, 1] < 0, 1]).max(initial=1e-9),
+             ((height_px - 1 - cy) * (1 - margin)) / np.abs(n[n[:, 1] > 0, 1]).max(initial=1e-9))
+    f = min(fx, fy)
+    matrix = np.array([[f, 0, cx], [0, f, cy], [0, 0, 1.0]])
+    return CameraModel(matrix, np.asarray(distortion, float), width_px, height_px)
+
+
+# --- random scenes -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Level:
+    name: str
+    height_mm: tuple[float, float]
+    tilt_deg: tuple[float, float]
+    marker_mm: tuple[float, float]
+    k1: tuple[float, float]
+    imaging: Imaging
+
+
+LEVELS = {
+    "standard": Level("standard", (950, 1250), (0, 15), (18, 25), (-0.12, 0.02),
+                      Imaging(noise_sigma=2.0, blur_sigma_px=0.6, jpeg_quality=90)),
+    "hard": Level("hard", (800, 1400), (10, 35), (15, 22), (-0.25, 0.05),
+                  Imaging(noise_sigma=4.0, blur_sigma_px=0.9, jpeg_quality=80, light_gradient=0.4)),
+}
+
+
+def random_camera(rng: np.random.Generator, table: TableSpec, level: Level,
+                  width_px: int = 1920, height_px: int = 1080) -> tuple[CameraModel, TablePose]:
+    height = rng.uniform(*level.height_mm)
+    tilt = math.radians(rng.uniform(*level.tilt_deg))
+    azimuth = rng.uniform(0, 2 * math.pi)
+    target = np.array([table.width_mm / 2 + rng.uniform(-40, 40), table.depth_mm / 2 + rng.uniform(-40, 40), 0.0])
+    offset = height * math.tan(tilt)
+    position = target + np.array([-offset * math.cos(azimuth), -offset * math.sin(azimuth), 0.0])
+    position[2] = height
+    pose = look_at_pose(position, target, roll_deg=rng.uniform(-3, 3))
+    k1 = rng.uniform(*level.k1)
+    distortion = np.array([k1, -0.3 * k1 * rng.uniform(0, 1), rng.uniform(-5e-4, 5e-4),
+                           rng.uniform(-5e-4, 5e-4), 0.0])
+    camera = framing_camera(table, pose, width_px, height_px, distortion, margin=0.05,
+                            principal_offset_px=(rng.uniform(-15, 15), rng.uniform(-15, 15)))
+    return camera, pose
+
+
+def _body_colour(rng: np.random.Generator) -> tuple[float, float, float]:
+    palette = [(0.22, 0.2, 0.18), (0.35, 0.25, 0.15), (0.15, 0.25, 0.15), (0.5, 0.48, 0.45),
+               (0.3, 0.12, 0.1), (0.12, 0.12, 0.2), (0.6, 0.55, 0.4)]
+    return palette[rng.integers(len(palette))]
+
+
+def _free(x: float, y: float, r: float, taken: list[tuple[float, float, float]]) -> bool:
+    return all(math.hypot(x - tx, y - ty) > r + tr for tx, ty, tr in taken)
+
+
+def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks: int = 8,
+                 n_hands: int = 0, table: TableSpec | None = None, surface: str | None = None,
+                 width_px: int = 1920, height_px: int = 1080) -> Scene:
+    """A reproducible random table at one of the bench levels."""
+    rng = np.random.default_rng(seed)
+    lv = LEVELS[level]
+    table = table or TableSpec(1200.0, 800.0)
+    camera, pose = random_camera(rng, table, lv, width_px, height_px)
+    anchors = tuple(AnchorSpec(id=i, x_mm=x, y_mm=y, size_mm=50.0, rotation_deg=float(rng.choice([0, 90, 180, 270])))
+                    for i, (x, y) in enumerate([(45, 45), (table.width_mm - 45, 45),
+                                                (table.width_mm - 45, table.depth_mm - 45), (45, table.depth_mm - 45)]))
+    taken: list[tuple[float, float, float]] = [(a.x_mm, a.y_mm, 45.0) for a in anchors]
+    minis = []
+    ids = rng.permutation(np.arange(4, 50))[:n_minis]
+    for marker_id in ids:
+        marker = float(rng.uniform(*lv.marker_mm))
+        base = float(rng.choice([25.0, 25.0, 32.0, 40.0]))
+        radius = max(base / 2, marker * 8 / 6 * 0.72) + 6
+        for _ in range(200):
+            x, y = rng.uniform(60, table.width_mm - 60), rng.uniform(60, table.depth_mm - 60)
+            if _free(x, y, radius, taken):
+                break
+        taken.append((x, y, radius))
+        minis.append(SynthMini(id=int(marker_id), x_mm=float(x), y_mm=float(y), z_mm=float(rng.uniform(0.5, 50.0)),
+                               heading_deg=float(rng.uniform(0, 360)), marker_mm=marker, base_mm=base,
+                               body_rgb=_body_colour(rng)))
+    bricks = []
+    colours = list(LEGO_RGB)
+    for _ in range(n_bricks):
+        long, short = [(2, 2), (2, 4), (1, 4), (2, 6), (1, 6), (2, 3), (1, 8)][rng.integers(7)]
+        layers = int(rng.integers(1, 4))
+        plate = rng.random() < 0.15
+        h = PLATE_MM * layers if plate else BRICK_MM * layers
+        r = math.hypot(long, short) * 4 + 4
+        for _ in range(200):
+            x, y = rng.uniform(80, table.width_mm - 80), rng.uniform(80, table.depth_mm - 80)
+            if _free(x, y, r, taken):
+                break
+        taken.append((x, y, r))
+        bricks.append(SynthBrick(float(x), float(y), float(rng.uniform(0, 180)), long, short, 0.0, h,
+                                 colours[rng.integers(len(colours))]))
+    hands = tuple(SynthHand(float(rng.uniform(200, table.width_mm - 200)), float(rng.uniform(150, table.depth_mm - 150)),
+                            float(rng.uniform(90, 160)), float(rng.uniform(0, 360))) for _ in range(n_hands))
+    return Scene(table=table, surface=surface or SURFACES[rng.integers(len(SURFACES))], anchors=anchors,
+                 minis=tuple(minis), bricks=tuple(bricks), hands=hands, camera=camera, pose=pose,
+                 imaging=lv.imaging, texture_seed=int(rng.integers(1 << 30)))
+
+
+def scene_truth(scene: Scene) -> dict:
+    """The ground truth as JSON: what `locate` should find, in the same units and frame."""
+    return {
+        "minis": [{"id": m.id, "x_mm": m.x_mm, "y_mm": m.y_mm, "z_mm": m.z_mm, "heading_deg": m.heading_deg % 360,
+                   "marker_mm": m.marker_mm, "base_mm": m.base_mm, "stand_mm": m.stand_mm} for m in scene.minis],
+        "blocks": [{"footprint_mm": [[float(x), float(y)] for x, y in b.footprint_mm()], "height_mm": b.top_mm,
+                    "bottom_mm": b.z0_mm, "color": b.color} for b in scene.bricks],
+        "hands": [{"x_mm": h.x_mm, "y_mm": h.y_mm, "z_mm": h.z_mm} for h in scene.hands],
+        "camera": {"matrix": scene.camera.matrix.tolist(), "distortion": scene.camera.distortion.tolist(),
+                   "position_mm": scene.pose.camera_centre_mm.tolist(), "rvec": scene.pose.rvec.tolist(),
+                   "tvec": scene.pose.translation_mm.tolist()},
+        "surface": scene.surface,
+    }

@@ -1,0 +1,104 @@
+"""Pinhole camera with OpenCV lens distortion, and the table's pose in front of it.
+
+One model serves the synthetic renderer and the estimators, so both use OpenCV's conventions:
+pixel centres at integer coordinates, distortion as in ``cv2.projectPoints``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import cv2
+import numpy as np
+
+_UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-12)
+
+
+@dataclass(frozen=True, eq=False)
+class CameraModel:
+    matrix: np.ndarray  # 3x3 intrinsics, pixels
+    distortion: np.ndarray  # k1 k2 p1 p2 [k3 ...]
+    width_px: int
+    height_px: int
+
+    @classmethod
+    def from_values(cls, matrix, distortion, width_px: int, height_px: int) -> "CameraModel":
+        return cls(np.asarray(matrix, dtype=np.float64).reshape(3, 3),
+                   np.asarray(distortion, dtype=np.float64).ravel(), int(width_px), int(height_px))
+
+    @classmethod
+    def guess(cls, width_px: int, height_px: int, horizontal_fov_deg: float = 65.0) -> "CameraModel":
+        """An uncalibrated webcam: square pixels, centred principal point, no distortion.
+
+        Typical webcams span 60-78 degrees horizontally; positions stay right to a few mm but
+        heights need a calibrated camera (`companion calibrate camera`).
+        """
+        f = (width_px / 2) / np.tan(np.radians(horizontal_fov_deg) / 2)
+        matrix = np.array([[f, 0, (width_px - 1) / 2], [0, f, (height_px - 1) / 2], [0, 0, 1.0]])
+        return cls(matrix, np.zeros(5), width_px, height_px)
+
+    @property
+    def focal_px(self) -> float:
+        return float((self.matrix[0, 0] + self.matrix[1, 1]) / 2)
+
+    def normalize(self, pixels: np.ndarray) -> np.ndarray:
+        """Distorted pixel coordinates (N, 2) -> ideal normalized image coordinates (N, 2)."""
+        pts = np.asarray(pixels, dtype=np.float64).reshape(-1, 1, 2)
+        if len(pts) == 0:
+            return np.zeros((0, 2))
+        out = cv2.undistortPoints(pts, self.matrix, self.distortion, None, np.eye(3),
+                                  criteria=_UNDISTORT_CRITERIA)
+        return out.reshape(-1, 2)
+
+    def denormalize(self, normalized: np.ndarray) -> np.ndarray:
+        """Ideal normalized coordinates (N, 2) -> distorted pixel coordinates (N, 2)."""
+        n = np.asarray(normalized, dtype=np.float64).reshape(-1, 2)
+        pts = np.concatenate([n, np.ones((len(n), 1))], axis=1)
+        px, _ = cv2.projectPoints(pts, np.zeros(3), np.zeros(3), self.matrix, self.distortion)
+        return px.reshape(-1, 2)
+
+
+@dataclass(frozen=True, eq=False)
+class TablePose:
+    """Rigid transform from the table frame (mm) to the camera frame (mm): X_cam = R X + t."""
+
+    rotation: np.ndarray  # 3x3
+    translation_mm: np.ndarray  # (3,)
+
+    @classmethod
+    def from_rvec(cls, rvec, tvec) -> "TablePose":
+        rot, _ = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64).reshape(3, 1))
+        return cls(rot, np.asarray(tvec, dtype=np.float64).ravel())
+
+    @cached_property
+    def rvec(self) -> np.ndarray:
+        return cv2.Rodrigues(self.rotation)[0].ravel()
+
+    @cached_property
+    def camera_centre_mm(self) -> np.ndarray:
+        """The camera's optical centre in the table frame."""
+        return -self.rotation.T @ self.translation_mm
+
+    def to_camera(self, points_mm: np.ndarray) -> np.ndarray:
+        return np.asarray(points_mm, dtype=np.float64).reshape(-1, 3) @ self.rotation.T + self.translation_mm
+
+    def project(self, camera: CameraModel, points_mm: np.ndarray) -> np.ndarray:
+        """Table points (N, 3) -> distorted pixels (N, 2)."""
+        pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 3)
+        px, _ = cv2.projectPoints(pts, self.rvec, self.translation_mm, camera.matrix, camera.distortion)
+        return px.reshape(-1, 2)
+
+    def rays(self, normalized: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Normalized image coordinates (N, 2) -> (origin (3,), unit directions (N, 3)) in the table frame."""
+        n = np.asarray(normalized, dtype=np.float64).reshape(-1, 2)
+        d_cam = np.concatenate([n, np.ones((len(n), 1))], axis=1)
+        d = d_cam @ self.rotation  # R^T applied to each row
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        return self.camera_centre_mm, d
+
+    def intersect_plane(self, normalized: np.ndarray, z_mm: float | np.ndarray) -> np.ndarray:
+        """Where the viewing rays through normalized points meet the horizontal plane z = z_mm: (N, 3)."""
+        origin, d = self.rays(normalized)
+        t = (np.asarray(z_mm) - origin[2]) / d[:, 2]
+        return origin + d * t[:, None]

@@ -1,0 +1,72 @@
+"""Draw what was located onto the camera frame: table outline, minis with id, name and heading."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.setup_file import Setup
+from companion.state import TableState
+from companion.vision.camera import CameraModel, TablePose
+
+PLAYER_COLOURS_BGR = [(60, 60, 230), (230, 120, 40), (40, 200, 60), (30, 200, 230), (200, 60, 200)]
+
+
+@dataclass(frozen=True)
+class TableAnnotator:
+    """Style in the constructor, one `annotate` call per frame (supervision-style)."""
+
+    thickness: int = 2
+    font_scale: float = 0.5
+    arrow_mm: float = 30.0
+
+    def annotate(self, image: np.ndarray, state: TableState, setup: Setup, camera: CameraModel,
+                 pose: TablePose | None) -> np.ndarray:
+        out = image.copy()
+        if pose is None or not state.registered:
+            self._banner(out, state.reason or "table not registered", (0, 0, 255))
+            return out
+        self._outline(out, setup, camera, pose)
+        players = [p.name for p in setup.players]
+        for mini in state.minis:
+            colour = PLAYER_COLOURS_BGR[players.index(mini.player) % len(PLAYER_COLOURS_BGR)] \
+                if mini.player in players else (255, 255, 255)
+            if mini.status != "seen":
+                colour = (160, 160, 160)
+            spec = setup.mini(mini.id)
+            radius = (spec.base_mm if spec else 25.0) / 2
+            ring = [(mini.x_mm + radius * math.cos(a), mini.y_mm + radius * math.sin(a), 0.0)
+                    for a in np.linspace(0, 2 * math.pi, 24)]
+            pts = pose.project(camera, np.array(ring)).round().astype(np.int32)
+            cv2.polylines(out, [pts], True, colour, self.thickness, cv2.LINE_AA)
+            h = math.radians(mini.heading_deg)
+            arrow = np.array([[mini.x_mm, mini.y_mm, 0.0],
+                              [mini.x_mm + self.arrow_mm * math.cos(h), mini.y_mm + self.arrow_mm * math.sin(h), 0.0]])
+            a, b = pose.project(camera, arrow).round().astype(int)
+            cv2.arrowedLine(out, tuple(int(v) for v in a), tuple(int(v) for v in b), colour, self.thickness,
+                            cv2.LINE_AA, tipLength=0.3)
+            label = f"{mini.id} {mini.name}" + ("" if mini.status == "seen" else f" ({mini.status})")
+            cv2.putText(out, label, (int(a[0]) + 12, int(a[1]) - 12), cv2.FONT_HERSHEY_SIMPLEX, self.font_scale,
+                        (0, 0, 0), self.thickness + 2, cv2.LINE_AA)
+            cv2.putText(out, label, (int(a[0]) + 12, int(a[1]) - 12), cv2.FONT_HERSHEY_SIMPLEX, self.font_scale,
+                        colour, 1, cv2.LINE_AA)
+        seen = sum(m.status == "seen" for m in state.minis)
+        self._banner(out, f"anchors {state.registration.get('anchors_seen', [])}  minis {seen} seen, "
+                          f"{len(state.minis) - seen} held  frame {state.frame}", (40, 160, 40))
+        return out
+
+    def _outline(self, out: np.ndarray, setup: Setup, camera: CameraModel, pose: TablePose) -> None:
+        w, d = setup.table.width_mm, setup.table.depth_mm
+        edge = []
+        for (x0, y0), (x1, y1) in (((0, 0), (w, 0)), ((w, 0), (w, d)), ((w, d), (0, d)), ((0, d), (0, 0))):
+            for t in np.linspace(0, 1, 40, endpoint=False):  # straight on the table, curved by the lens
+                edge.append((x0 + (x1 - x0) * t, y0 + (y1 - y0) * t, 0.0))
+        pts = pose.project(camera, np.array(edge)).round().astype(np.int32)
+        cv2.polylines(out, [pts], True, (0, 220, 255), self.thickness, cv2.LINE_AA)
+
+    def _banner(self, out: np.ndarray, text: str, colour) -> None:
+        cv2.rectangle(out, (0, 0), (out.shape[1], 28), (0, 0, 0), -1)
+        cv2.putText(out, text, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, colour, 1, cv2.LINE_AA)

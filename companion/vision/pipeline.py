@@ -1,0 +1,185 @@
+"""One frame in, one table state out: detect markers, register the table, place every mini."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from companion.setup_file import Setup
+from companion.state import MarkerSighting, MiniState, TableState
+from companion.vision.camera import CameraModel
+from companion.vision.markers import MarkerDetections, detect, dictionary, to_gray
+from companion.vision.minis import MarkerPose, locate_horizontal_marker
+from companion.vision.registration import Registration, register
+
+KNOCKED_OVER_DEG = 45.0
+ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
+
+
+def side_sigma_px(side_px: float) -> float:
+    """Expected error of a refined marker side (px): 0.015 px at 21 px, 0.045 px at 13 px
+    (RMS of bench height errors over 20 standard and hard scenes, by marker size)."""
+    return 0.015 * (21.0 / max(side_px, 5.0)) ** 2.5
+
+
+def height_sigma_mm(side_px: float, camera_height_mm: float) -> float:
+    # z = Cz (1 - s / side): a relative side error maps to Cz times it in height.
+    return camera_height_mm * side_sigma_px(side_px) / max(side_px, 1.0)
+
+
+def camera_for(setup: Setup, width_px: int, height_px: int) -> tuple[CameraModel, bool]:
+    """The setup's calibrated camera, or a guessed one (second value False)."""
+    if setup.camera is not None:
+        return CameraModel.from_values(setup.camera.matrix, setup.camera.distortion, width_px, height_px), True
+    return CameraModel.guess(width_px, height_px), False
+
+
+def confidence_from(pose: MarkerPose, refined: bool) -> float:
+    """0-1: a clean horizontal square fit with refined edges is trusted fully."""
+    c = math.exp(-max(pose.fit_residual_px - 0.15, 0.0) / 0.5)
+    return round(c * (1.0 if refined else 0.6), 3)
+
+
+def fuse_roster_height(measured_mm: float, measured_sigma_mm: float, roster_mm: float) -> float | None:
+    """Inverse-variance blend of this frame's marker height with the roster's, if they agree.
+
+    The roster height holds for a mini standing on the table; when the frame disagrees by more
+    than 3 sigma the mini stands on something, and the frame's own height is kept (None).
+    """
+    combined = math.hypot(measured_sigma_mm, ROSTER_SIGMA_MM)
+    if abs(measured_mm - roster_mm) > 3 * combined:
+        return None
+    wm, wr = 1 / measured_sigma_mm ** 2, 1 / ROSTER_SIGMA_MM ** 2
+    return (measured_mm * wm + roster_mm * wr) / (wm + wr)
+
+
+@dataclass(frozen=True, eq=False)
+class FrameAnalysis:
+    """Everything seen in one frame, before any tracking."""
+
+    state: TableState
+    detections: MarkerDetections
+    registration: Registration
+    poses: dict[int, MarkerPose]  # roster minis seen this frame, by id, with this frame's own height
+
+
+class Locator:
+    """Locates minis in single frames for one setup (camera model cached per resolution)."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        dictionary(setup.dictionary)  # fail early on an unknown dictionary
+        self._cameras: dict[tuple[int, int], tuple[CameraModel, bool]] = {}
+        self._objects = {o.id: o for o in setup.objects}
+        # Memos on exact inputs: a live tracker hands over bit-identical corners for markers that did
+        # not move, so their registration and placement cost nothing the next frame.
+        self._registrations: dict[bytes, Registration] = {}
+        self._placements: dict[tuple, tuple] = {}
+
+    def _register(self, det: MarkerDetections, focal_px: float) -> Registration:
+        anchors = self.setup.anchor_ids
+        rows = [i for i, m in enumerate(det.ids) if int(m) in anchors]
+        key = det.ids[rows].tobytes() + det.corners_norm[rows].tobytes()
+        if key not in self._registrations:
+            if len(self._registrations) > 64:
+                self._registrations.clear()
+            self._registrations[key] = register(det, self.setup.anchors, focal_px)
+        return self._registrations[key]
+
+
+
+    def camera(self, width_px: int, height_px: int) -> tuple[CameraModel, bool]:
+        key = (width_px, height_px)
+        if key not in self._cameras:
+            self._cameras[key] = camera_for(self.setup, width_px, height_px)
+        return self._cameras[key]
+
+    def analyse(self, image: np.ndarray, frame: int = 0, timestamp: float | None = None,
+                detections: MarkerDetections | None = None,
+                known_z_mm: dict[int, float] | None = None) -> FrameAnalysis:
+        timestamp = time.time() if timestamp is None else timestamp
+        gray = to_gray(image)
+        camera, calibrated = self.camera(gray.shape[1], gray.shape[0])
+        if detections is None:
+            detections = detect(gray, camera, self.setup.dictionary)
+        reg = self._register(detections, camera.focal_px)
+        warnings = [] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"]
+        if not reg.registered:
+            state = TableState(registered=False, reason=reg.reason, frame=frame, timestamp=timestamp,
+                               registration=reg.to_json(), warnings=tuple(warnings))
+            return FrameAnalysis(state, detections, reg, {})
+        state, poses = self._place(detections, reg, camera, frame, timestamp, warnings, known_z_mm or {})
+        return FrameAnalysis(state, detections, reg, poses)
+
+    def locate(self, image: np.ndarray, frame: int = 0, timestamp: float | None = None) -> TableState:
+        return self.analyse(image, frame, timestamp).state
+
+    def _place_one(self, det: MarkerDetections, row: int, marker_id: int, reg: Registration,
+                   camera: CameraModel, known_z_mm: dict[int, float]):
+        """("mini" | "object", MiniState, measured MarkerPose) or ("unknown", MarkerSighting, None)."""
+        pose = reg.pose
+        spec = self.setup.mini(marker_id)
+        obj = self._objects.get(marker_id)
+        side = spec.marker_mm if spec else (obj.marker_mm if obj else None)
+        if side is None:
+            pixel = tuple(float(v) for v in det.corners_px[row].mean(axis=0))
+            ground = pose.intersect_plane(det.corners_norm[row].mean(axis=0, keepdims=True), 0.0)[0]
+            return "unknown", MarkerSighting(marker_id, float(ground[0]), float(ground[1]), None, pixel), None
+        corners = det.corners_norm[row]
+        measured = locate_horizontal_marker(corners, side, pose, camera.focal_px)
+        mp, source = measured, "frame"
+        if marker_id in known_z_mm:
+            mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id]), "learned"
+        elif spec is not None and spec.height_given:
+            quad = det.corners_px[row]
+            side_px = float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+            fused = fuse_roster_height(measured.z_mm, height_sigma_mm(side_px, float(pose.camera_centre_mm[2])),
+                                       spec.marker_height)
+            if fused is not None:
+                mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, fused), "fused"
+        placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,
+                           name=spec.name if spec else obj.name, player=spec.player if spec else "",
+                           tilt_deg=measured.tilt_deg, confidence=confidence_from(mp, bool(det.refined[row])),
+                           height_source=source)
+        return ("mini" if spec else "object"), placed, measured
+
+    def _place(self, det: MarkerDetections, reg: Registration, camera: CameraModel, frame: int,
+               timestamp: float, warnings: list[str], known_z_mm: dict[int, float]):
+        pose = reg.pose
+        counts = Counter(int(i) for i in det.ids)
+        anchors = self.setup.anchor_ids
+        minis, objects, unknown, duplicates = [], [], [], []
+        poses: dict[int, MarkerPose] = {}
+        for row, marker_id in enumerate(int(i) for i in det.ids):
+            if marker_id in anchors:
+                continue
+            key = (marker_id, det.corners_norm[row].tobytes(), bool(det.refined[row]),
+                   pose.rvec.tobytes(), pose.translation_mm.tobytes(), known_z_mm.get(marker_id))
+            placed = self._placements.get(key)
+            if placed is None:
+                if len(self._placements) > 4096:
+                    self._placements.clear()
+                placed = self._placements[key] = self._place_one(det, row, marker_id, reg, camera, known_z_mm)
+            kind, item, measured = placed
+            if kind == "unknown":
+                unknown.append(item)
+            elif counts[marker_id] > 1:
+                pixel = tuple(float(v) for v in det.corners_px[row].mean(axis=0))
+                duplicates.append(MarkerSighting(marker_id, item.x_mm, item.y_mm, item.z_mm, pixel))
+            elif kind == "mini":
+                minis.append(replace(item, last_seen_frame=frame))
+                poses[marker_id] = measured
+            else:
+                objects.append(replace(item, last_seen_frame=frame))
+        if duplicates:
+            ids = sorted({d.id for d in duplicates})
+            warnings.append(f"marker ids seen more than once, not placed: {ids}")
+        minis.sort(key=lambda m: m.id)
+        state = TableState(registered=True, minis=tuple(minis), frame=frame, timestamp=timestamp,
+                           unknown_markers=tuple(unknown), duplicate_markers=tuple(duplicates),
+                           objects=tuple(objects), registration=reg.to_json(), warnings=tuple(warnings))
+        return state, poses

@@ -1,0 +1,94 @@
+"""Register the table from whichever anchors are visible, every frame.
+
+All visible anchors' refined corners go into one planar pose fit (IPPE, then Levenberg-Marquardt).
+No anchor, or a fit that does not hold together, means "table not registered": callers must not
+place anything without a pose from this frame.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.setup_file import AnchorSpec
+from companion.vision.camera import TablePose
+from companion.vision.markers import MarkerDetections
+
+MAX_RESIDUAL_PX = 3.0  # anchors disagreeing by more than this mean a misprint or a moved anchor
+
+
+@dataclass(frozen=True, eq=False)
+class Registration:
+    registered: bool
+    pose: TablePose | None
+    anchors_seen: tuple[int, ...]
+    residual_px: float  # RMS reprojection error of the anchor corners
+    reason: str = ""
+
+    def to_json(self) -> dict:
+        out = {"registered": self.registered, "anchors_seen": list(self.anchors_seen),
+               "residual_px": None if math.isnan(self.residual_px) else round(self.residual_px, 3)}
+        if self.pose is not None:
+            out["camera_mm"] = [round(float(v), 1) for v in self.pose.camera_centre_mm]
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def square_corners_mm(x_mm: float, y_mm: float, size_mm: float, heading_deg: float, z_mm: float = 0.0) -> np.ndarray:
+    """Corners (4, 3) of a horizontal square marker in OpenCV order (TL, TR, BR, BL of the print)."""
+    c, s = math.cos(math.radians(heading_deg)), math.sin(math.radians(heading_deg))
+    up, right = np.array([c, s]), np.array([s, -c])
+    h = size_mm / 2
+    centre = np.array([x_mm, y_mm])
+    xy = [centre - h * right + h * up, centre + h * right + h * up,
+          centre + h * right - h * up, centre - h * right - h * up]
+    return np.array([[p[0], p[1], z_mm] for p in xy])
+
+
+def register(detections: MarkerDetections, anchors: tuple[AnchorSpec, ...], focal_px: float) -> Registration:
+    by_id = {a.id: a for a in anchors}
+    rows = [i for i, marker_id in enumerate(detections.ids) if int(marker_id) in by_id]
+    seen_ids = [int(detections.ids[i]) for i in rows]
+    duplicates = sorted({i for i in seen_ids if seen_ids.count(i) > 1})
+    rows = [i for i in rows if int(detections.ids[i]) not in duplicates]
+    if not rows:
+        reason = "table not registered: no anchor visible"
+        if duplicates:
+            reason = f"table not registered: anchor ids seen twice {duplicates}"
+        return Registration(False, None, (), float("nan"), reason)
+    object_pts = np.concatenate([square_corners_mm(by_id[int(detections.ids[i])].x_mm, by_id[int(detections.ids[i])].y_mm,
+                                                   by_id[int(detections.ids[i])].size_mm,
+                                                   by_id[int(detections.ids[i])].rotation_deg) for i in rows])
+    image_pts = np.concatenate([detections.corners_norm[i] for i in rows])
+    pose = fit_plane_pose(object_pts, image_pts)
+    ids = tuple(int(detections.ids[i]) for i in rows)
+    if pose is None:
+        return Registration(False, None, ids, float("nan"), "table not registered: anchor pose fit failed")
+    projected = pose.to_camera(object_pts)
+    residual = float(np.sqrt(np.mean(np.sum((projected[:, :2] / projected[:, 2:3] - image_pts) ** 2, axis=1)))) * focal_px
+    if residual > MAX_RESIDUAL_PX:
+        return Registration(False, None, ids, residual,
+                            f"table not registered: anchors disagree by {residual:.1f} px "
+                            "(an anchor moved, or its position in the setup is wrong)")
+    if pose.camera_centre_mm[2] <= 0:
+        return Registration(False, None, ids, residual, "table not registered: camera would be below the table")
+    return Registration(True, pose, ids, residual)
+
+
+def fit_plane_pose(object_pts: np.ndarray, normalized_pts: np.ndarray) -> TablePose | None:
+    """Pose of points on the z=0 plane from their ideal normalized image coordinates."""
+    obj = np.asarray(object_pts, np.float64).reshape(-1, 1, 3)
+    img = np.asarray(normalized_pts, np.float64).reshape(-1, 1, 2)
+    eye = np.eye(3)
+    ok, rvecs, tvecs, errs = cv2.solvePnPGeneric(obj, img, eye, None, flags=cv2.SOLVEPNP_IPPE)
+    if not ok or len(rvecs) == 0:
+        return None
+    best = int(np.argmin(np.asarray(errs).ravel())) if errs is not None else 0
+    rvec, tvec = rvecs[best], tvecs[best]
+    rvec, tvec = cv2.solvePnPRefineLM(obj, img, eye, None, rvec.copy(), tvec.copy(),
+                                      (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_COUNT, 50, 1e-12))
+    return TablePose.from_rvec(rvec, tvec)

@@ -1,0 +1,369 @@
+"""The live tracker: frame after frame, only look where something changed.
+
+Per frame, for about a tenth of a full-frame detection:
+- a quarter-resolution grey copy (nearest-neighbour, ~0.1 ms) is compared with the last one, cell
+  by cell, to see where anything changed;
+- every marker seen before has a pixel region and a reference patch; a region whose pixels did not
+  change beyond sensor noise keeps last frame's corners (so its registration and placement are
+  memo hits); a changed region is searched again with room for motion;
+- changed cells that no known marker explains are searched (a mini put down, a hand lifted);
+  one tile of a 4 x 4 grid is also scanned every 4th frame, so nothing is missed for long;
+- a marker in motion is placed from OpenCV's corners at its learned height (fast, right in x and
+  y); once it stops, its corners get the full pattern fit once and its height is learned again;
+- the table is registered from the anchors' corners every frame; if that fails the whole frame is
+  searched (a bumped camera is re-registered on the next frame).
+Per mini: the marker height is learned over the frames it stands still (re-learned when it steps
+onto something); a mini not seen is **held** at its last position, never moved or dropped; small
+jitter is averaged, real moves are followed at once (hysteresis).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import cv2
+import numpy as np
+
+from companion.setup_file import Setup
+from companion.state import MiniState, TableState
+from companion.vision.boxes import Box, merge_boxes
+from companion.vision.markers import MarkerDetections, detect, detect_raw, refine, to_gray
+from companion.vision.pipeline import Locator
+from companion.vision.registration import Registration
+
+CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)
+SMALL_SCALE = 4  # the change map is this many times smaller than the frame
+SMALL_CHANGE_LEVEL = 40  # single nearest-neighbour pixels are noisier than averaged ones
+CELL = 16  # change-map cell, in small pixels (64 px of the frame)
+SEARCH_MARGIN = 1.2  # a changed region is searched this many marker sides around it
+SCAN_GRID = (4, 4)
+SCAN_EVERY = 8  # frames between two scanned tiles (a backstop: changed cells find new markers first)
+RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
+LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
+LEARN_WINDOW = 40  # the learned height follows at most this many frames
+RELEARN_MM = 4.0  # a height this far off the learned one, 3 times in a row, is a new level
+ROUGH_MAX_RESIDUAL_PX = 0.8  # an unrefined sighting further than this from a flat square is ignored (raw corners: ~0.3)
+SAME_CORNERS_PX = 0.02  # a re-found marker whose corners moved less than this keeps its old ones
+JITTER_MM = 0.8  # moves under this are averaged; above it the mini has moved
+JITTER_DEG = 1.5
+FORGET_AFTER_FRAMES = 150  # a region unseen this long is dropped; scans and change cells find it again
+
+
+@dataclass
+class _Region:
+    """What one marker looked like the last time it was measured."""
+
+    detections: MarkerDetections  # one row
+    box: Box
+    reference: np.ndarray  # 3x3-averaged grey patch of box
+    frame: int  # last frame it was seen
+    side_px: float = 0.0
+    quad_key: bytes = b""  # corners_px bytes: the same corners mean the same, unchanged region
+
+    @property
+    def precise(self) -> bool:
+        return bool(self.detections.refined[0])
+
+
+@dataclass
+class _Track:
+    state: MiniState
+    z_samples: list[float] = field(default_factory=list)
+    off_level: int = 0  # consecutive measurements disagreeing with the learned height
+    last_z: float | None = None  # unchanged corners give this same value again: no new information
+
+    @property
+    def learned_z(self) -> float | None:
+        return float(np.mean(self.z_samples)) if len(self.z_samples) >= LEARN_AFTER else None
+
+
+@dataclass(frozen=True)
+class TrackerStats:
+    frames: int = 0
+    full_frames: int = 0  # frames searched whole (start, lost registration)
+    regions_searched: int = 0
+    regions_reused: int = 0
+
+
+class _SparseGray:
+    """A grey frame converted only where it is looked at (most of a frame never is)."""
+
+    def __init__(self, image: np.ndarray) -> None:
+        self.image = image
+        self.gray = np.zeros(image.shape[:2], np.uint8)  # calloc: untouched pages cost nothing
+        self._done: list[Box] = []
+
+    def ensure(self, box: Box) -> np.ndarray:
+        x0, y0, x1, y1 = box
+        if not any(d[0] <= x0 and d[1] <= y0 and d[2] >= x1 and d[3] >= y1 for d in self._done):
+            self.gray[y0:y1, x0:x1] = to_gray(self.image[y0:y1, x0:x1])
+            self._done.append(box)
+        return self.gray[y0:y1, x0:x1]
+
+
+class LiveTracker:
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.locator = Locator(setup)
+        self._regions: dict[int, list[_Region]] = {}  # marker id -> one region per physical marker
+        self._tracks: dict[int, _Track] = {}
+        self._small: np.ndarray | None = None
+        self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
+        self._tile = 0
+        self._last_tile: Box = (0, 0, 0, 0)
+        self._last_state: TableState | None = None
+        self._last_key: bytes = b""
+        self.registration: Registration | None = None  # of the last frame
+        self.stats = TrackerStats()
+
+    # --- per frame -------------------------------------------------------------------------------
+    def update(self, image: np.ndarray, frame: int, timestamp: float) -> TableState:
+        h, w = image.shape[:2]
+        small = to_gray(cv2.resize(image, (w // SMALL_SCALE, h // SMALL_SCALE), interpolation=cv2.INTER_NEAREST))
+        camera, _ = self.locator.camera(w, h)
+        self.stats = replace(self.stats, frames=self.stats.frames + 1)
+        whole = not self._regions or self._small is None or self._small.shape != small.shape
+        if whole:
+            gray = to_gray(image)
+            detections = self._detect_full(gray, camera)
+        else:
+            gray_view = _SparseGray(image)
+            detections = self._detect_incremental(gray_view, small, camera, frame)
+            gray = gray_view.gray
+        self._small = small
+        key = detections.ids.tobytes() + detections.corners_norm.tobytes()
+        if self._last_state is not None and key == self._last_key and self._last_state.registered:
+            # Nothing moved: same corners give the same answer; only the clock advances.
+            self._mark_seen(detections, frame)
+            state = replace(self._last_state, frame=frame, timestamp=timestamp,
+                            minis=tuple(replace(m, last_seen_frame=frame) if m.status == "seen" else m
+                                        for m in self._last_state.minis))
+            self._last_state = state
+            return state
+        analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
+                                        known_z_mm=self._known_heights(detections))
+        if not analysis.registration.registered and not whole:
+            gray = to_gray(image)
+            detections = self._detect_full(gray, camera)
+            analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
+                                            known_z_mm=self._known_heights(detections))
+        self._remember(detections, gray, frame)
+        self.registration = analysis.registration
+        if not analysis.registration.registered:
+            # Never move anything without a pose from this frame: everyone known is held.
+            held = tuple(replace(t.state, status="held") for t in self._tracks.values())
+            state = replace(analysis.state, minis=tuple(sorted(held, key=lambda m: m.id)))
+        else:
+            precise = {int(i) for i, ok in zip(detections.ids, detections.refined) if ok}
+            state = replace(analysis.state, minis=self._follow(analysis, frame, precise))
+        self._last_state, self._last_key = state, key
+        return state
+
+    def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:
+        self._regions.clear()
+        self.stats = replace(self.stats, full_frames=self.stats.full_frames + 1)
+        return detect(gray, camera, self.setup.dictionary)
+
+    def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
+        h, w = gray.gray.shape
+        kept, search, expected = [], [], []
+        diff_small = cv2.absdiff(small, self._small)
+        for marker_id, regions in self._regions.items():
+            for region in regions:
+                grown = _grow(region, w, h)
+                x0, y0, x1, y1 = region.box
+                # The quarter-size map sees any edge that moved; only then compare at full size.
+                quiet = diff_small[y0 // SMALL_SCALE:-(-y1 // SMALL_SCALE), x0 // SMALL_SCALE:-(-x1 // SMALL_SCALE)].max() \
+                    < SMALL_CHANGE_LEVEL // 2
+                if not quiet and np.abs(cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16)
+                                        - region.reference).max() >= CHANGE_LEVEL:
+                    search.append(grown)
+                    expected.append((marker_id, grown))
+                elif region.precise:
+                    kept.append(region.detections)
+                else:  # it stopped moving: now it is worth the full pattern fit
+                    gray.ensure(grown)
+                    settled = refine(gray.gray, camera, region.detections.ids, region.detections.corners_px,
+                                     self.setup.dictionary)
+                    kept.append(settled if len(settled) else region.detections)
+        # Cells that changed last frame and are still now: a marker put down becomes readable when
+        # the hand has left and the area settles; nothing under a moving hand can be read anyway.
+        search += self._settled_cells(diff_small, search)
+        known = MarkerDetections.concat(kept)
+        found = []
+        for roi in merge_boxes(search):
+            quick = self._search(gray, camera, roi, known, rescue=False, quick=True)
+            missing = [m for m, box in expected if _contains(roi, box) and m not in set(quick.ids.tolist())
+                       and (frame + m) % RESCUE_EVERY == 0]
+            if missing:  # small or blurred markers need the slow second look; only where one is due
+                quick = self._search(gray, camera, roi, known, rescue=True, quick=False)
+            found.append(quick)
+        if frame % SCAN_EVERY == 0:  # the backstop: all threshold windows, no rescue
+            found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
+                                      rescue=False, quick=False))
+        self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
+                             regions_reused=self.stats.regions_reused + len(kept))
+        return _dedupe(MarkerDetections.concat(kept + [self._same_as_before(f) for f in found]))
+
+    def _search(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections, rescue: bool,
+                quick: bool) -> MarkerDetections:
+        """Markers in roi, refined only if not already known at the same place this frame."""
+        x0, y0, x1, y1 = roi
+        ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick)
+        new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
+        if not new:
+            return MarkerDetections.empty()
+        return refine(gray.gray, camera, ids[new], quads[new], self.setup.dictionary, precise=False)
+
+    def _same_as_before(self, det: MarkerDetections) -> MarkerDetections:
+        """Rows whose corners moved by less than noise get their previous corners back, bit for bit,
+        so the registration and placements built on them are reused instead of recomputed."""
+        rows = []
+        for row in range(len(det)):
+            quad = det.corners_px[row]
+            previous = next((r.detections for r in self._regions.get(int(det.ids[row]), [])
+                             if r.detections.refined[0] == det.refined[row]
+                             and np.abs(r.detections.corners_px[0] - quad).max() < SAME_CORNERS_PX), None)
+            rows.append(previous if previous is not None else det[row])
+        return MarkerDetections.concat(rows)
+
+    def _settled_cells(self, diff_small: np.ndarray, searched: list[Box]) -> list[Box]:
+        """Frame boxes of cells that changed last frame, are still now, and no search covers."""
+        changed = (diff_small > SMALL_CHANGE_LEVEL).astype(np.uint8)
+        rows, cols = changed.shape[0] // CELL, changed.shape[1] // CELL
+        moving = changed[: rows * CELL, : cols * CELL].reshape(rows, CELL, cols, CELL).sum(axis=(1, 3)) >= 2
+        settled = self._moving_cells & ~moving if self._moving_cells is not None and self._moving_cells.shape == moving.shape \
+            else np.zeros_like(moving)
+        self._moving_cells = moving
+        s = SMALL_SCALE * CELL
+        pad = s // 2
+        h, w = diff_small.shape[0] * SMALL_SCALE, diff_small.shape[1] * SMALL_SCALE
+        boxes = [(max(c * s - pad, 0), max(r * s - pad, 0), min((c + 1) * s + pad, w), min((r + 1) * s + pad, h))
+                 for r, c in zip(*np.nonzero(settled))]
+        return [b for b in boxes if not any(_contains(o, b) for o in searched)]
+
+    def _next_tile(self, w: int, h: int) -> Box:
+        cols, rows = SCAN_GRID
+        col, row = self._tile % cols, (self._tile // cols) % rows
+        self._tile += 1
+        overlap_px = 48  # a marker on a tile border is whole in one of the two tiles
+        self._last_tile = (max(col * w // cols - overlap_px, 0), max(row * h // rows - overlap_px, 0),
+                           min((col + 1) * w // cols + overlap_px, w), min((row + 1) * h // rows + overlap_px, h))
+        return self._last_tile
+
+    def _remember(self, detections: MarkerDetections, gray: np.ndarray, frame: int) -> None:
+        h, w = gray.shape
+        known = {r.quad_key: r for regions in self._regions.values() for r in regions}
+        fresh: dict[int, list[_Region]] = {}
+        for row in range(len(detections)):
+            marker_id = int(detections.ids[row])
+            quad = detections.corners_px[row]
+            key = quad.tobytes()
+            region = known.get(key)
+            if region is not None:
+                region.frame = frame  # unchanged: keep its reference patch
+            else:
+                side = float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+                pad = int(math.ceil(side * 0.45)) + 3  # the marker and its white margin
+                x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - pad, 0)
+                x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + pad + 1, (w, h))
+                region = _Region(detections[row], (int(x0), int(y0), int(x1), int(y1)),
+                                 cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16), frame, side, key)
+            fresh.setdefault(marker_id, []).append(region)
+        # Markers not found this frame keep their regions, so they are looked for again when uncovered.
+        for marker_id, regions in self._regions.items():
+            if marker_id not in fresh:
+                alive = [r for r in regions if frame - r.frame <= FORGET_AFTER_FRAMES]
+                if alive:
+                    fresh[marker_id] = alive
+        self._regions = fresh
+
+    def _mark_seen(self, detections: MarkerDetections, frame: int) -> None:
+        for marker_id in {int(i) for i in detections.ids}:
+            for region in self._regions.get(marker_id, []):
+                region.frame = frame
+
+    def _known_heights(self, detections: MarkerDetections) -> dict[int, float]:
+        """Learned heights; and for a marker seen only roughly (in motion), its last height: rough
+        corners give a fair centre but no height."""
+        known = {i: z for i, t in self._tracks.items() if (z := t.learned_z) is not None}
+        for marker_id, refined in zip(detections.ids, detections.refined):
+            if not refined and int(marker_id) not in known and int(marker_id) in self._tracks:
+                known[int(marker_id)] = self._tracks[int(marker_id)].state.z_mm
+        return known
+
+    # --- minis -----------------------------------------------------------------------------------
+    def _follow(self, analysis, frame: int, precise: set[int]) -> tuple[MiniState, ...]:
+        out: dict[int, MiniState] = {}
+        for mini in analysis.state.minis:
+            measured_z = analysis.poses[mini.id].z_mm
+            track = self._tracks.get(mini.id)
+            if mini.id not in precise and analysis.poses[mini.id].fit_residual_px > ROUGH_MAX_RESIDUAL_PX \
+                    and track is not None:
+                continue  # a rough sighting that is not a clean square (half under a hand): not evidence of a move
+            if track is None:
+                track = self._tracks[mini.id] = _Track(mini, [measured_z] if mini.id in precise else [])
+                out[mini.id] = mini
+                continue
+            if mini.id in precise and measured_z != track.last_z:
+                _learn_height(track, measured_z)
+                track.last_z = measured_z
+            track.state = _steady(track.state, mini)
+            out[mini.id] = track.state
+        for marker_id, track in self._tracks.items():
+            if marker_id not in out:
+                if track.state.status == "seen":
+                    track.state = replace(track.state, status="held")
+                out[marker_id] = track.state
+        return tuple(out[i] for i in sorted(out))
+
+
+def _learn_height(track: _Track, measured_z: float) -> None:
+    learned = track.learned_z
+    if learned is not None and abs(measured_z - learned) > RELEARN_MM:
+        track.off_level += 1
+        if track.off_level >= 3:  # it stepped onto (or off) something: learn the new level
+            track.z_samples = [measured_z]
+            track.off_level = 0
+        return
+    track.off_level = 0
+    track.z_samples = (track.z_samples + [measured_z])[-LEARN_WINDOW:]
+
+
+def _steady(previous: MiniState, new: MiniState) -> MiniState:
+    """Average small jitter; follow a real move at once."""
+    moved = math.hypot(new.x_mm - previous.x_mm, new.y_mm - previous.y_mm)
+    turned = abs((new.heading_deg - previous.heading_deg + 180) % 360 - 180)
+    if moved > JITTER_MM or turned > JITTER_DEG or previous.status != "seen":
+        return new
+    a = 0.3
+    heading = (previous.heading_deg + a * ((new.heading_deg - previous.heading_deg + 180) % 360 - 180)) % 360
+    return replace(new, x_mm=previous.x_mm + a * (new.x_mm - previous.x_mm),
+                   y_mm=previous.y_mm + a * (new.y_mm - previous.y_mm), heading_deg=heading)
+
+
+def _contains(outer: Box, inner: Box) -> bool:
+    return outer[0] <= inner[0] and outer[1] <= inner[1] and outer[2] >= inner[2] and outer[3] >= inner[3]
+
+
+def _grow(region: _Region, w: int, h: int) -> Box:
+    m = int(region.side_px * SEARCH_MARGIN) + 8
+    x0, y0, x1, y1 = region.box
+    return max(x0 - m, 0), max(y0 - m, 0), min(x1 + m, w), min(y1 + m, h)
+
+
+def _near_any(det: MarkerDetections, marker_id: int, centre_px: np.ndarray, within_px: float = 3.0) -> bool:
+    rows = det.ids == marker_id
+    return bool(rows.any() and (np.linalg.norm(det.corners_px[rows].mean(axis=1) - centre_px, axis=1) < within_px).any())
+
+
+def _dedupe(det: MarkerDetections) -> MarkerDetections:
+    """One row per physical marker: the same id at (nearly) the same place, found twice, is one."""
+    keep: list[int] = []
+    centres = det.corners_px.mean(axis=1) if len(det) else np.zeros((0, 2))
+    for i in range(len(det)):
+        if any(det.ids[j] == det.ids[i] and np.linalg.norm(centres[j] - centres[i]) < 3.0 for j in keep):
+            continue
+        keep.append(i)
+    return det[keep] if keep else MarkerDetections.empty()
