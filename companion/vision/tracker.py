@@ -39,12 +39,16 @@ CELL = 16  # change-map cell, in small pixels (64 px of the frame)
 SEARCH_MARGIN = 1.2  # a changed region is searched this many marker sides around it
 SCAN_GRID = (4, 4)
 SCAN_EVERY = 8  # frames between two scanned tiles (a backstop: changed cells find new markers first)
+REMEASURE_EVERY = 6  # on idle frames, one still marker in this many frames is measured afresh (height learning)
+CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
+SEARCH_BUDGET = 3  # searched boxes per frame at most; the rest wait their turn
 RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
 LEARN_WINDOW = 40  # the learned height follows at most this many frames
 RELEARN_MM = 4.0  # a height this far off the learned one, 3 times in a row, is a new level
 ROUGH_MAX_RESIDUAL_PX = 0.8  # an unrefined sighting further than this from a flat square is ignored (raw corners: ~0.3)
-SAME_CORNERS_PX = 0.02  # a re-found marker whose corners moved less than this keeps its old ones
+SAME_CORNERS_PX = 0.02
+SAME_RAW_PX = 0.05  # OpenCV's integer-ish corners this close to last time's: the same, unmoved marker  # a re-found marker whose corners moved less than this keeps its old ones
 JITTER_MM = 0.8  # moves under this are averaged; above it the mini has moved
 JITTER_DEG = 1.5
 FORGET_AFTER_FRAMES = 150  # a region unseen this long is dropped; scans and change cells find it again
@@ -103,14 +107,17 @@ class _SparseGray:
 
 
 class LiveTracker:
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, remeasure_every: int = REMEASURE_EVERY) -> None:
         self.setup = setup
+        self.remeasure_every = remeasure_every
         self.locator = Locator(setup)
         self._regions: dict[int, list[_Region]] = {}  # marker id -> one region per physical marker
         self._tracks: dict[int, _Track] = {}
         self._small: np.ndarray | None = None
         self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
         self._tile = 0
+        self._remeasure_turn = 0
+        self._hidden_turn = 0
         self._last_tile: Box = (0, 0, 0, 0)
         self._last_state: TableState | None = None
         self._last_key: bytes = b""
@@ -143,7 +150,7 @@ class LiveTracker:
             return state
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                         known_z_mm=self._known_heights(detections))
-        if not analysis.registration.registered and not whole:
+        if not whole and (not analysis.registration.registered or self._camera_moved(analysis.registration)):
             gray = to_gray(image)
             detections = self._detect_full(gray, camera)
             analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
@@ -160,6 +167,12 @@ class LiveTracker:
         self._last_state, self._last_key = state, key
         return state
 
+    def _camera_moved(self, registration: Registration) -> bool:
+        if self.registration is None or self.registration.pose is None or registration.pose is None:
+            return False
+        shift = np.linalg.norm(registration.pose.camera_centre_mm - self.registration.pose.camera_centre_mm)
+        return bool(shift > CAMERA_MOVED_MM)
+
     def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:
         self._regions.clear()
         self.stats = replace(self.stats, full_frames=self.stats.full_frames + 1)
@@ -167,7 +180,7 @@ class LiveTracker:
 
     def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
         h, w = gray.gray.shape
-        kept, search, expected = [], [], []
+        kept, moving, hidden, expected = [], [], [], []
         diff_small = cv2.absdiff(small, self._small)
         for marker_id, regions in self._regions.items():
             for region in regions:
@@ -178,7 +191,7 @@ class LiveTracker:
                     < SMALL_CHANGE_LEVEL // 2
                 if not quiet and np.abs(cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16)
                                         - region.reference).max() >= CHANGE_LEVEL:
-                    search.append(grown)
+                    (moving if region.frame >= frame - 1 else hidden).append(grown)
                     expected.append((marker_id, grown))
                 elif region.precise:
                     kept.append(region.detections)
@@ -187,9 +200,18 @@ class LiveTracker:
                     settled = refine(gray.gray, camera, region.detections.ids, region.detections.corners_px,
                                      self.setup.dictionary)
                     kept.append(settled if len(settled) else region.detections)
+        if not moving and not hidden and frame % self.remeasure_every == 0:
+            kept = self._remeasure_one(gray, camera, kept)
         # Cells that changed last frame and are still now: a marker put down becomes readable when
         # the hand has left and the area settles; nothing under a moving hand can be read anyway.
-        search += self._settled_cells(diff_small, search)
+        cells = merge_boxes(self._settled_cells(diff_small, moving + hidden))
+        # A budget of searches per frame, most useful first: markers seen last frame (in motion),
+        # settled cells, then markers not seen lately (under a hand), taking turns.
+        if hidden:
+            turn = self._hidden_turn % len(hidden)
+            hidden = hidden[turn:] + hidden[:turn]
+            self._hidden_turn += 1
+        search = (merge_boxes(moving) + cells + hidden)[:SEARCH_BUDGET]
         known = MarkerDetections.concat(kept)
         found = []
         for roi in merge_boxes(search):
@@ -199,12 +221,29 @@ class LiveTracker:
             if missing:  # small or blurred markers need the slow second look; only where one is due
                 quick = self._search(gray, camera, roi, known, rescue=True, quick=False)
             found.append(quick)
-        if frame % SCAN_EVERY == 0:  # the backstop: all threshold windows, no rescue
+        if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
             found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
-                                      rescue=False, quick=False))
+                                      rescue=False, quick=True))
         self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
                              regions_reused=self.stats.regions_reused + len(kept))
         return _dedupe(MarkerDetections.concat(kept + [self._same_as_before(f) for f in found]))
+
+    def _remeasure_one(self, gray: _SparseGray, camera, kept: list[MarkerDetections]) -> list[MarkerDetections]:
+        """An idle frame: fit one still, roster marker again on this frame's pixels. Its new corners
+        are an independent measurement, so its height is learned over time (round-robin)."""
+        candidates = [k for k, d in enumerate(kept) if self.setup.mini(int(d.ids[0])) is not None]
+        if not candidates:
+            return kept
+        self._remeasure_turn = (self._remeasure_turn + 1) % len(candidates)
+        k = candidates[self._remeasure_turn]
+        det = kept[k]
+        region = next((r for r in self._regions.get(int(det.ids[0]), []) if r.detections is det), None)
+        if region is not None:
+            gray.ensure(_grow(region, *gray.gray.shape[::-1]))
+        fresh = refine(gray.gray, camera, det.ids, det.corners_px, self.setup.dictionary)
+        if len(fresh):
+            kept = kept[:k] + [fresh] + kept[k + 1:]
+        return kept
 
     def _search(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections, rescue: bool,
                 quick: bool) -> MarkerDetections:
@@ -212,9 +251,16 @@ class LiveTracker:
         x0, y0, x1, y1 = roi
         ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick)
         new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
-        if not new:
-            return MarkerDetections.empty()
-        return refine(gray.gray, camera, ids[new], quads[new], self.setup.dictionary, precise=False)
+        rows, again = [], []
+        for i in new:
+            # OpenCV's corners where they were last time: the marker did not move (something moved
+            # near it), so its refined corners stand.
+            before = next((r.detections for r in self._regions.get(int(ids[i]), [])
+                           if np.abs(r.detections.raw_px[0] - quads[i]).max() < SAME_RAW_PX), None)
+            (rows if before is None else again).append(i if before is None else before)
+        fresh = refine(gray.gray, camera, ids[rows], quads[rows], self.setup.dictionary, precise=False) \
+            if rows else MarkerDetections.empty()
+        return MarkerDetections.concat([fresh] + again)
 
     def _same_as_before(self, det: MarkerDetections) -> MarkerDetections:
         """Rows whose corners moved by less than noise get their previous corners back, bit for bit,

@@ -1,0 +1,82 @@
+"""End to end on rendered frames: every mini to the millimetre, honest about what it cannot place."""
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from companion.setup_file import MiniSpec
+from companion.synth.render import Renderer
+from companion.vision.pipeline import Locator, fuse_roster_height
+from tests.conftest import rendered
+
+
+def _errors(scene, state):
+    truth = {m.id: m for m in scene.minis}
+    return [(math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm), abs(m.z_mm - truth[m.id].z_mm),
+             abs((m.heading_deg - truth[m.id].heading_deg + 180) % 360 - 180)) for m in state.minis]
+
+
+@pytest.mark.parametrize("roster_heights", [True, False])
+def test_standard_scene_every_mini_within_targets(standard_scene, roster_heights):
+    scene, image = standard_scene
+    state = Locator(scene.setup(roster_heights=roster_heights)).locate(image)
+    assert state.registered and state.registration["anchors_seen"]
+    assert sorted(m.id for m in state.minis) == sorted(m.id for m in scene.minis)
+    assert not state.unknown_markers and not state.duplicate_markers
+    for xy, z, heading in _errors(scene, state):
+        assert xy < 2.0 and z < 5.0 and heading < 1.0
+
+
+def test_hard_scene_positions():
+    scene, image = rendered(202, "hard")
+    state = Locator(scene.setup()).locate(image)
+    found = _errors(scene, state)
+    assert len(found) >= len(scene.minis) - 1
+    assert all(xy < 5.0 for xy, _, _ in found)
+    truth_ids = {m.id for m in scene.minis}
+    assert all(m.id in truth_ids for m in state.minis)  # no false id
+
+
+def test_markers_not_in_the_roster_and_duplicates_are_reported_apart(standard_scene):
+    scene, _ = standard_scene
+    minis = list(scene.minis)
+    minis[1] = replace(minis[1], id=minis[0].id)  # the same id printed twice
+    twin_scene = replace(scene, minis=tuple(minis))
+    image = Renderer().render(twin_scene)
+    setup = scene.setup()
+    stranger = setup.minis[2].id
+    setup = replace(setup, minis=tuple(m for m in setup.minis if m.id != stranger))
+    state = Locator(setup).locate(image)
+    assert [u.id for u in state.unknown_markers] == [stranger]
+    assert sorted(d.id for d in state.duplicate_markers) == [minis[0].id, minis[0].id]
+    assert state.mini(minis[0].id) is None and any("more than once" in w for w in state.warnings)
+
+
+def test_no_anchor_in_view_means_no_positions(standard_scene):
+    scene, image = standard_scene
+    setup = scene.setup()
+    absent = [i for i in range(4, 50) if i not in {m.id for m in scene.minis}][:4]  # ids printed nowhere
+    setup = replace(setup, anchors=tuple(replace(a, id=i) for a, i in zip(setup.anchors, absent)))
+    state = Locator(setup).locate(image)
+    assert not state.registered and state.reason == "table not registered: no anchor visible"
+    assert state.minis == ()
+
+
+def test_roster_height_is_blended_only_when_the_frame_agrees():
+    assert fuse_roster_height(40.5, 1.0, 40.0) == pytest.approx((40.5 / 1 + 40.0 / 1.5 ** 2) / (1 + 1 / 1.5 ** 2))
+    assert fuse_roster_height(59.5, 1.0, 40.0) is None  # standing on a 19.2 mm wall
+
+
+def test_state_json_round_trip(standard_scene):
+    from companion.state import TableState
+
+    scene, image = standard_scene
+    state = Locator(scene.setup()).locate(image)
+    data = state.to_json()
+    for key in ("minis", "blocks", "registered", "unknown_markers", "duplicate_markers"):
+        assert key in data
+    for mini in data["minis"]:
+        assert {"id", "x_mm", "y_mm", "z_mm", "heading_deg"} <= set(mini)
+    again = TableState.from_json(data)
+    assert [(m.id, round(m.x_mm, 3)) for m in again.minis] == [(m.id, round(m.x_mm, 3)) for m in state.minis]

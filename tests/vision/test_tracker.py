@@ -1,0 +1,92 @@
+"""The live tracker on rendered sequences: follows walkers, holds what a hand covers, re-registers."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from companion.bench.live import scripted_scene
+from companion.synth.render import Renderer, marker_visible_fraction
+from companion.synth.scene import look_at_pose, random_scene
+from companion.vision.tracker import LiveTracker
+
+FRAMES = 12
+pytestmark = pytest.mark.slow  # renders a 12-frame sequence
+
+
+@pytest.fixture(scope="module")
+def sequence():
+    base = random_scene(77, "standard", n_minis=8, n_bricks=4)
+    renderer = Renderer()
+    scenes = [scripted_scene(base, f, FRAMES) for f in range(FRAMES)]
+    return base, scenes, [renderer.render(s) for s in scenes]
+
+
+@pytest.fixture(scope="module")
+def tracked(sequence):
+    base, scenes, images = sequence
+    tracker = LiveTracker(base.setup())
+    return [tracker.update(img, f, float(f)) for f, img in enumerate(images)]
+
+
+def test_every_visible_mini_is_followed_to_the_millimetre(sequence, tracked):
+    _, scenes, _ = sequence
+    for scene, state in zip(scenes, tracked):
+        assert state.registered
+        for m in scene.minis:
+            reported = state.mini(m.id)
+            assert reported is not None, f"frame {state.frame}: mini {m.id} lost"
+            if marker_visible_fraction(scene, m) == 1.0 and reported.status == "seen":
+                assert math.hypot(reported.x_mm - m.x_mm, reported.y_mm - m.y_mm) < 2.0
+
+
+def test_a_mini_under_the_hand_is_held_where_it_was(sequence, tracked):
+    base, scenes, _ = sequence
+    covered = 0
+    for scene, state in zip(scenes, tracked):
+        for m in scene.minis:
+            if marker_visible_fraction(scene, m) < 1.0 and m in base.minis:  # covered and standing still
+                reported = state.mini(m.id)
+                covered += 1
+                assert math.hypot(reported.x_mm - m.x_mm, reported.y_mm - m.y_mm) < 2.0
+    assert covered > 0, "the script's hand should cover a standing mini"
+    held = [m for s in tracked for m in s.minis if m.status == "held"]
+    assert held, "a covered mini is reported held"
+
+
+def test_heights_are_learned_over_still_frames():
+    scene = random_scene(78, "standard", n_minis=2, n_bricks=0)
+    renderer = Renderer()
+    tracker = LiveTracker(scene.setup(roster_heights=False), remeasure_every=2)
+    for f in range(20):  # a still table: idle frames re-measure one mini at a time
+        state = tracker.update(renderer.render(replace(scene, noise_seed=f)), f, float(f))
+    truth = {m.id: m.z_mm for m in scene.minis}
+    assert all(m.height_source == "learned" for m in state.minis)
+    assert all(abs(m.z_mm - truth[m.id]) < 2.0 for m in state.minis)
+
+
+def test_a_bumped_camera_is_registered_again_on_the_next_frame(sequence):
+    base, scenes, images = sequence
+    tracker = LiveTracker(base.setup())
+    for f in range(3):
+        tracker.update(images[f], f, float(f))
+    centre = base.pose.camera_centre_mm + np.array([35.0, -20.0, 10.0])
+    bumped = replace(scenes[0], pose=look_at_pose(centre, np.array([620.0, 380.0, 0.0]), roll_deg=4.0), noise_seed=99)
+    state = tracker.update(Renderer().render(bumped), 3, 3.0)
+    assert state.registered
+    for m in bumped.minis:
+        reported = state.mini(m.id)
+        assert reported.status == "seen"
+        assert math.hypot(reported.x_mm - m.x_mm, reported.y_mm - m.y_mm) < 2.0
+
+
+def test_a_frame_without_anchors_moves_nothing(sequence):
+    base, _, images = sequence
+    tracker = LiveTracker(base.setup())
+    before = tracker.update(images[0], 0, 0.0)
+    blank = np.full_like(images[0], 90)  # the camera sees a cloth thrown over the table
+    after = tracker.update(blank, 1, 1.0)
+    assert not after.registered and "not registered" in after.reason
+    assert {m.id: (m.x_mm, m.y_mm) for m in after.minis} == {m.id: (m.x_mm, m.y_mm) for m in before.minis}
+    assert all(m.status == "held" for m in after.minis)
