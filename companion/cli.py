@@ -83,6 +83,93 @@ def _deg(value: float) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.0f}°"
 
 
+# --- rules: knight ---------------------------------------------------------------------------------
+
+def _table(args: argparse.Namespace):
+    from companion.rules.table import Table
+    from companion.setup_file import load_setup
+    from companion.state import load_state
+
+    setup = load_setup(args.setup)
+    state = load_state(args.state)
+    if not state.registered:
+        raise InputError(f"{args.state}: the table was not registered in this state ({state.reason})")
+    return setup, Table.from_state(state, setup)
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from companion.rules.knight.measure import measure
+
+    setup, table = _table(args)
+    a, b = table.unit(args.from_id), table.unit(args.to_id)
+    player = args.player or a.player
+    profile = table.player(player) if player else setup.players[0] if setup.players else None
+    if profile is None:
+        raise InputError("--player: the setup has no players, so there is no hand to measure with")
+    result = measure(a, b, profile)
+    if args.json:
+        _print_json({"from": a.id, "to": b.id, **result.to_json()})
+    else:
+        print(f"{a.name} ({a.id}) to {b.name} ({b.id}): {result.text} in {result.player}'s hand "
+              f"({result.edge_mm:.0f} mm base edge to base edge)")
+    return 0
+
+
+def cmd_knight_squads(args: argparse.Namespace) -> int:
+    from companion.rules.knight.squads import squads
+
+    _, table = _table(args)
+    groups = squads(table)
+    if args.json:
+        _print_json({"squads": [g for g in groups if len(g) > 1], "singles": [g[0] for g in groups if len(g) == 1]})
+    else:
+        for g in groups:
+            names = ", ".join(f"{table.unit(i).name} ({i})" for i in g)
+            print(("squad of %d: " % len(g) if len(g) > 1 else "single: ") + names + f" [{table.unit(g[0]).player}]")
+    return 0
+
+
+def cmd_knight_attack(args: argparse.Namespace) -> int:
+    from companion.rules.knight.attack import attack
+
+    _, table = _table(args)
+    verdict = attack(table, args.attacker, args.target, args.player, charged=args.charged, suicide=args.suicide,
+                     warriors=args.warriors, attacker_balance=args.attacker_balance,
+                     defender_balance=args.defender_balance)
+    if args.json:
+        _print_json(verdict.to_json())
+        return 0
+    v = verdict
+    print(("CAN attack: " if v.legal else "CANNOT attack: ") + "; ".join(v.reasons))
+    print(f"distance {v.measure.text} ({v.measure.edge_mm:.0f} mm); back attack: {'yes' if v.back_attack else 'no'}; "
+          f"cover: {'full' if v.cover.full else f'{v.cover.partial} partial'}")
+    for b in v.cover.blocks:
+        print(f"  {b.why}")
+    print(f"attack +{v.attack_bonus}: " + (", ".join(f"{m.name} {m.value:+d} ({m.why})" for m in v.attack_modifiers) or "none"))
+    print(f"defence +{v.defence_bonus}: " + (", ".join(f"{m.name} {m.value:+d} ({m.why})" for m in v.defence_modifiers) or "none"))
+    o = v.odds
+    print(f"odds: attacker wins {float(o.attacker_wins):.1%} (critical {float(o.attacker_critical):.1%}), "
+          f"tie {float(o.tie):.1%}, defender wins {float(o.defender_wins):.1%} (critical {float(o.defender_critical):.1%})")
+    for c in v.consequences:
+        print(f"note: {c}")
+    return 0
+
+
+def cmd_knight_control(args: argparse.Namespace) -> int:
+    from companion.rules.knight.control import control_all
+
+    _, table = _table(args)
+    result = control_all(table)
+    if args.json:
+        _print_json({"objects": [c.to_json() for c in result]})
+    else:
+        for c in result or []:
+            print(f"{c.name} ({c.kind}, marker {c.object_id}): {c.controller or 'nobody'} — {c.why}")
+        if not result:
+            print("no strategic object on the table (setup [[objects]] with their markers in view)")
+    return 0
+
+
 # --- synth -----------------------------------------------------------------------------------------
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -120,6 +207,17 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         _print_json(result)
     else:
         print(vision.format_table(result))
+    return 0
+
+
+def cmd_bench_rules(args: argparse.Namespace) -> int:
+    from companion.bench import rules
+
+    result = rules.run(args.tables, args.seed)
+    if args.json:
+        _print_json(result)
+    else:
+        print(rules.format_table(result))
     return 0
 
 
@@ -194,6 +292,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--draw", metavar="OUT.png", help="write the annotated frame here")
     p.set_defaults(func=cmd_locate)
 
+    def rules_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--setup", required=True, help="the setup file (TOML)")
+        p.add_argument("--state", required=True, help="a table state (the JSON of `companion locate --json`)")
+        p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("measure", help="distance between two units in hands and fingers")
+    rules_args(p)
+    p.add_argument("--from", dest="from_id", type=int, required=True, metavar="A", help="unit (marker id)")
+    p.add_argument("--to", dest="to_id", type=int, required=True, metavar="B", help="unit (marker id)")
+    p.add_argument("--player", help="whose hand and finger (default: the owner of A)")
+    p.set_defaults(func=cmd_measure)
+
+    knight = sub.add_parser("knight", help="Knight-level rules")
+    ksub = knight.add_subparsers(dest="knight", required=True, metavar="QUESTION")
+    p = ksub.add_parser("squads", help="squads and singles")
+    rules_args(p)
+    p.set_defaults(func=cmd_knight_squads)
+    p = ksub.add_parser("attack", help="can A attack B: range, view, cover, bonuses, odds, with reasons")
+    rules_args(p)
+    p.add_argument("--attacker", type=int, required=True)
+    p.add_argument("--target", type=int, required=True)
+    p.add_argument("--player", help="whose hand and finger (default: the attacker's owner)")
+    p.add_argument("--charged", action="store_true", help="the attacker made a running charge")
+    p.add_argument("--suicide", action="store_true", help="an orc declares a suicide attack")
+    p.add_argument("--warriors", type=int, help="the white die: most squad units that may act")
+    p.add_argument("--attacker-balance", type=int, default=0, help="vengeful spirits: attacker's lost units")
+    p.add_argument("--defender-balance", type=int, default=0, help="vengeful spirits: defender's lost units")
+    p.set_defaults(func=cmd_knight_attack)
+    p = ksub.add_parser("control", help="who controls each strategic object")
+    rules_args(p)
+    p.set_defaults(func=cmd_knight_control)
+
     p = sub.add_parser("synth", help="render synthetic tables with their setup and truth (test data)")
     p.add_argument("--out", required=True, help="folder to write into")
     p.add_argument("--scenes", type=int, default=3)
@@ -211,6 +341,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--level", choices=["standard", "hard"], default="standard")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench_vision)
+    p = bsub.add_parser("rules", help="every attack query on a 12-unit, 10-block table, timed")
+    p.add_argument("--tables", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_rules)
     p = bsub.add_parser("live", help="a moving table: live tracker vs full-frame detectMarkers")
     p.add_argument("--frames", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)

@@ -122,8 +122,10 @@ class Scene:
         rng = np.random.default_rng(self.texture_seed + 5)
         camera = CameraSpec(tuple(tuple(float(v) for v in r) for r in self.camera.matrix),
                             tuple(float(v) for v in self.camera.distortion)) if with_camera else None
-        minis = tuple(MiniSpec(id=m.id, name=f"mini {m.id}", marker_mm=m.marker_mm,
+        classes = ("defender", "berserker", "polearm", "shooter", "priest")
+        minis = tuple(MiniSpec(id=m.id, name=f"{classes[(i // 2) % 5]} {m.id}", marker_mm=m.marker_mm,
                                player="red" if i % 2 == 0 else "blue", base_mm=m.base_mm,
+                               faction="orcs" if i % 2 == 0 else "humans", unit_class=classes[(i // 2) % 5],
                                height_mm=max(0.0, round(2 * (m.z_mm - m.stand_mm + rng.normal(0, height_noise_mm))) / 2)
                                if roster_heights else 40.0,
                                height_given=roster_heights)

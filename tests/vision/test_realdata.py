@@ -17,6 +17,8 @@ pytestmark = pytest.mark.skipif(not REALDATA.exists(), reason="../shared/realdat
 
 
 def _gold():
+    if not REALDATA.exists():
+        return []  # parametrize runs at collection, before the skip mark applies
     data = json.loads((REALDATA / "opencv_contrib" / "GOLD_tutorial_corners.json").read_text())
     return [(name, entry) for name, entry in data.items()
             if not name.startswith("_") and entry.get("dictionary", "").startswith("DICT_") and "corners" in entry]

@@ -1,0 +1,81 @@
+"""Plane geometry for the rules, in table millimetres. Pure Python: no numpy, no OpenCV."""
+
+from __future__ import annotations
+
+import math
+
+Point = tuple[float, float]
+Polygon = tuple[Point, ...]
+
+
+def distance(a: Point, b: Point) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+def _cross(o: Point, a: Point, b: Point) -> float:
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def _on_segment(p: Point, a: Point, b: Point, eps: float = 1e-9) -> bool:
+    return (min(a[0], b[0]) - eps <= p[0] <= max(a[0], b[0]) + eps
+            and min(a[1], b[1]) - eps <= p[1] <= max(a[1], b[1]) + eps)
+
+
+def segments_intersect(p1: Point, p2: Point, q1: Point, q2: Point) -> bool:
+    """Closed segments p1p2 and q1q2 share at least one point (touching counts)."""
+    d1, d2 = _cross(q1, q2, p1), _cross(q1, q2, p2)
+    d3, d4 = _cross(p1, p2, q1), _cross(p1, p2, q2)
+    if ((d1 > 0 > d2) or (d1 < 0 < d2)) and ((d3 > 0 > d4) or (d3 < 0 < d4)):
+        return True
+    return ((abs(d1) < 1e-9 and _on_segment(p1, q1, q2)) or (abs(d2) < 1e-9 and _on_segment(p2, q1, q2))
+            or (abs(d3) < 1e-9 and _on_segment(q1, p1, p2)) or (abs(d4) < 1e-9 and _on_segment(q2, p1, p2)))
+
+
+def point_in_polygon(p: Point, polygon: Polygon) -> bool:
+    """Inside or on the boundary."""
+    n = len(polygon)
+    for i in range(n):
+        a, b = polygon[i], polygon[(i + 1) % n]
+        if abs(_cross(a, b, p)) < 1e-9 and _on_segment(p, a, b):
+            return True
+    inside = False
+    for i in range(n):
+        (x1, y1), (x2, y2) = polygon[i], polygon[(i + 1) % n]
+        if (y1 > p[1]) != (y2 > p[1]):
+            x = x1 + (p[1] - y1) * (x2 - x1) / (y2 - y1)
+            if x > p[0]:
+                inside = not inside
+    return inside
+
+
+def segment_meets_polygon(a: Point, b: Point, polygon: Polygon) -> bool:
+    if point_in_polygon(a, polygon) or point_in_polygon(b, polygon):
+        return True
+    n = len(polygon)
+    return any(segments_intersect(a, b, polygon[i], polygon[(i + 1) % n]) for i in range(n))
+
+
+def point_segment_distance(p: Point, a: Point, b: Point) -> float:
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    length2 = dx * dx + dy * dy
+    t = 0.0 if length2 == 0 else max(0.0, min(1.0, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / length2))
+    return distance(p, (a[0] + t * dx, a[1] + t * dy))
+
+
+def point_polygon_distance(p: Point, polygon: Polygon) -> float:
+    """0 inside; else the distance to the nearest edge."""
+    if point_in_polygon(p, polygon):
+        return 0.0
+    n = len(polygon)
+    return min(point_segment_distance(p, polygon[i], polygon[(i + 1) % n]) for i in range(n))
+
+
+def angle_between_deg(heading_deg: float, origin: Point, target: Point) -> float:
+    """Angle between a heading and the direction origin -> target, in [0, 180]."""
+    direction = math.degrees(math.atan2(target[1] - origin[1], target[0] - origin[0]))
+    return abs((direction - heading_deg + 180.0) % 360.0 - 180.0)
+
+
+def circle_polygon(centre: Point, radius: float, sides: int = 32) -> Polygon:
+    return tuple((centre[0] + radius * math.cos(2 * math.pi * k / sides),
+                  centre[1] + radius * math.sin(2 * math.pi * k / sides)) for k in range(sides))

@@ -1,0 +1,1 @@
+"""Knight level ("Правила уровень Рыцарь"), as read in shared/rules/knight.md."""

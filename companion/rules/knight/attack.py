@@ -1,0 +1,319 @@
+"""Can this unit attack that one, with what bonuses, at what odds — and why.
+
+Everything follows shared/rules/knight.md ("Line of attack and cover", "Attack resolution and
+odds", "Bonus sums"); every modifier in an answer carries its name, value and reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+
+from companion.errors import InputError
+from companion.rules.geometry import angle_between_deg, point_in_polygon, point_polygon_distance, segment_meets_polygon
+from companion.rules.knight.measure import Measure, measure, within_for_acting_side
+from companion.rules.knight.squads import group_of
+from companion.rules.table import Block, Table, Unit
+from companion.setup_file import PlayerSpec
+
+FIELD_OF_VIEW_HALF_DEG = 90.0
+# Attack range per class: (hands, fingers) of the acting player.
+RANGES = {"defender": (0, 1), "berserker": (0, 2), "polearm": (0, 4), "shooter": (2, 0), "priest": (3, 0)}
+RANGED_CLASSES = frozenset({"shooter", "priest"})
+ELEVATION_MARGIN_MM = 1.0
+SHOOTER_OWN_COVER_FINGERS = 1
+
+
+@dataclass(frozen=True)
+class Modifier:
+    name: str
+    value: int
+    why: str
+
+
+@dataclass(frozen=True)
+class CoverBlock:
+    id: int
+    footprint_mm: tuple[tuple[float, float], ...]
+    height_mm: float  # top above the table
+    cover_height_mm: float  # top above the target's standing level
+    kind: str  # full | partial | none (crosses but gives nothing)
+    why: str
+
+
+@dataclass(frozen=True)
+class Cover:
+    full: bool
+    partial: int  # partial blocks that count
+    blocks: tuple[CoverBlock, ...]  # every block crossing the line of attack
+
+    def to_json(self) -> dict:
+        return {"full": self.full, "partial": self.partial, "blocks": [asdict(b) for b in self.blocks]}
+
+
+@dataclass(frozen=True)
+class Odds:
+    attacker_wins: Fraction  # includes attacker_critical
+    attacker_critical: Fraction
+    tie: Fraction
+    defender_wins: Fraction  # includes defender_critical
+    defender_critical: Fraction
+
+    def to_json(self) -> dict:
+        return {k: float(v) for k, v in asdict(self).items()} | {
+            "fractions": {k: f"{v.numerator}/{v.denominator}" for k, v in asdict(self).items()}}
+
+
+@dataclass(frozen=True)
+class AttackVerdict:
+    attacker: int
+    target: int
+    legal: bool
+    reasons: tuple[str, ...]  # why it is (not) possible, and what counts
+    measure: Measure
+    in_range: bool
+    in_view: bool
+    back_attack: bool
+    cover: Cover
+    elevation: bool
+    ranged: bool
+    attack_modifiers: tuple[Modifier, ...]
+    defence_modifiers: tuple[Modifier, ...]
+    odds: Odds
+    consequences: tuple[str, ...] = ()  # what a win costs or triggers (priest, orc suicide, polearms)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def attack_bonus(self) -> int:
+        return sum(m.value for m in self.attack_modifiers)
+
+    @property
+    def defence_bonus(self) -> int:
+        return sum(m.value for m in self.defence_modifiers)
+
+    def to_json(self) -> dict:
+        return {
+            "attacker": self.attacker, "target": self.target, "legal": self.legal, "reasons": list(self.reasons),
+            "edge_mm": round(self.measure.edge_mm, 1), "distance": self.measure.to_json(),
+            "in_range": self.in_range, "in_view": self.in_view, "back_attack": self.back_attack,
+            "cover": self.cover.to_json(), "elevation": self.elevation, "ranged": self.ranged,
+            "attack_bonus": self.attack_bonus, "defence_bonus": self.defence_bonus,
+            "attack_modifiers": [asdict(m) for m in self.attack_modifiers],
+            "defence_modifiers": [asdict(m) for m in self.defence_modifiers],
+            "odds": self.odds.to_json(), "consequences": list(self.consequences), **self.extra,
+        }
+
+
+# --- pieces -----------------------------------------------------------------------------------------
+
+def range_mm(unit_class: str, profile: PlayerSpec) -> float | None:
+    if unit_class not in RANGES:
+        return None
+    hands, fingers = RANGES[unit_class]
+    return hands * profile.hand_mm + fingers * profile.finger_mm
+
+
+def in_view(viewer: Unit, point: tuple[float, float]) -> bool:
+    """The front 180 degrees: the angle between the heading and the direction is at most 90."""
+    return angle_between_deg(viewer.heading_deg, viewer.centre, point) <= FIELD_OF_VIEW_HALF_DEG
+
+
+def line_cover(table: Table, attacker: Unit, target: Unit, profile: PlayerSpec) -> Cover:
+    """Blocks crossing the segment between the two base centres, and what each gives the target."""
+    ranged = attacker.unit_class in RANGED_CLASSES
+    found: list[CoverBlock] = []
+    for block in table.blocks:
+        if not segment_meets_polygon(attacker.centre, target.centre, block.footprint):
+            continue
+        if point_in_polygon(attacker.centre, block.footprint) or point_in_polygon(target.centre, block.footprint):
+            continue  # a unit stands on it: it is ground, not cover
+        found.append(_classify(block, attacker, target, profile, ranged))
+    full = any(b.kind == "full" for b in found)
+    partial = sum(b.kind == "partial" for b in found)
+    return Cover(full, partial, tuple(found))
+
+
+def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, ranged: bool) -> CoverBlock:
+    cover_h = block.height_mm - target.standing_mm
+    footprint = tuple((round(x, 1), round(y, 1)) for x, y in block.footprint)
+    if cover_h >= target.height_mm:
+        return CoverBlock(block.id, footprint, block.height_mm, cover_h, "full",
+                          f"block {block.id} is {cover_h:.0f} mm above the target's feet, the target is "
+                          f"{target.height_mm:.0f} mm tall: full cover")
+    if cover_h <= 0:
+        return CoverBlock(block.id, footprint, block.height_mm, cover_h, "none",
+                          f"block {block.id} is not above the target's feet")
+    gap = point_polygon_distance(attacker.centre, block.footprint) - attacker.base_radius_mm
+    if ranged and gap <= SHOOTER_OWN_COVER_FINGERS * profile.finger_mm:
+        return CoverBlock(block.id, footprint, block.height_mm, cover_h, "none",
+                          f"block {block.id} is within a finger of the shooter ({max(gap, 0):.0f} mm): it gives "
+                          "the target nothing")
+    return CoverBlock(block.id, footprint, block.height_mm, cover_h, "partial",
+                      f"block {block.id} is {cover_h:.0f} mm high against a {target.height_mm:.0f} mm target: "
+                      "partial cover")
+
+
+def reaches(table: Table, unit: Unit, target: Unit, profile: PlayerSpec) -> tuple[bool, list[str]]:
+    """Could `unit` attack `target` alone: enemy, in range, in view, no full cover, melee height allowed."""
+    why: list[str] = []
+    if unit.knocked_over:
+        why.append(f"unit {unit.id} is knocked over (dead)")
+    if target.knocked_over:
+        why.append(f"unit {target.id} is knocked over (dead)")
+    if not unit.player or unit.player == target.player:
+        why.append(f"unit {target.id} is not an enemy of unit {unit.id}")
+    reach = range_mm(unit.unit_class, profile)
+    if reach is None:
+        why.append(f"unit {unit.id} has no known class ({unit.unit_class!r}; one of {', '.join(RANGES)})")
+    else:
+        edge = measure(unit, target, profile).edge_mm
+        if not within_for_acting_side(edge, reach, profile):
+            why.append(f"unit {target.id} is out of range of unit {unit.id} ({edge:.0f} mm, range {reach:.0f} mm)")
+    if not in_view(unit, target.centre):
+        why.append(f"unit {target.id} is behind unit {unit.id} (outside its field of view)")
+    cover = line_cover(table, unit, target, profile)
+    if cover.full:
+        block = next(b for b in cover.blocks if b.kind == "full")
+        why.append(f"blocked by block {block.id} (full cover)")
+    if unit.unit_class not in RANGED_CLASSES and target.standing_mm > unit.standing_mm + unit.height_mm:
+        why.append(f"unit {target.id} stands too high for melee ({target.standing_mm:.0f} mm, unit {unit.id} reaches "
+                   f"{unit.standing_mm + unit.height_mm:.0f} mm)")
+    return not why, why
+
+
+def odds(attack_bonus: int, defence_bonus: int, attacker_balance: int = 0, defender_balance: int = 0) -> Odds:
+    """Exact: both sides roll one d6 and add their bonus (and their balance bonus on an odd die)."""
+    wins = crit = tie = losses = dcrit = 0
+    for a in range(1, 7):
+        ta = a + attack_bonus + (attacker_balance if a % 2 else 0)
+        for d in range(1, 7):
+            td = d + defence_bonus + (defender_balance if d % 2 else 0)
+            if ta > td:
+                wins += 1
+                crit += ta >= 2 * td
+            elif td > ta:
+                losses += 1
+                dcrit += td >= 2 * ta
+            else:
+                tie += 1
+    f = lambda n: Fraction(n, 36)  # noqa: E731
+    return Odds(f(wins), f(crit), f(tie), f(losses), f(dcrit))
+
+
+def morale_retreat_probability(units_left: int) -> Fraction:
+    """A squad (or its survivor) that took losses retreats when a d6 shows more than its size."""
+    if units_left <= 0:
+        return Fraction(0)
+    return Fraction(max(0, 6 - units_left), 6)
+
+
+# --- the verdict --------------------------------------------------------------------------------------
+
+def attack(table: Table, attacker_id: int, target_id: int, player: str | None = None, charged: bool = False,
+           suicide: bool = False, warriors: int | None = None, attacker_balance: int = 0,
+           defender_balance: int = 0) -> AttackVerdict:
+    attacker, target = table.unit(attacker_id), table.unit(target_id)
+    if attacker_id == target_id:
+        raise InputError("--target: a unit cannot attack itself")
+    if warriors is not None and warriors < 1:
+        raise InputError("--warriors: the white die shows 1 to 6")
+    profile = table.player(player or attacker.player) if (player or attacker.player) else PlayerSpec("table")
+    ranged = attacker.unit_class in RANGED_CLASSES
+    legal, reasons = reaches(table, attacker, target, profile)
+    m = measure(attacker, target, profile)
+    reach = range_mm(attacker.unit_class, profile)
+    in_range = reach is not None and within_for_acting_side(m.edge_mm, reach, profile)
+    seen = in_view(attacker, target.centre)
+    cover = line_cover(table, attacker, target, profile)
+
+    own_group = group_of(table, attacker.id)
+    target_group = group_of(table, target.id)
+    in_squad = len(own_group) > 1
+    target_in_squad = len(target_group) > 1
+    reaching = [u for u in own_group if reaches(table, table.unit(u), target, profile)[0]]
+    consequences: list[str] = []
+
+    if attacker.unit_class == "priest" and not in_squad:
+        legal = False
+        reasons.append(f"unit {attacker.id} is an oblivion priest: it attacks only from within a squad")
+    if suicide and (attacker.faction != "orcs" or ranged):
+        raise InputError("--suicide: only an orc, in melee, may declare a suicide attack")
+
+    # Back attack: outside the target's view, and the target's squad sees nothing of the attacker either.
+    back = not any(in_view(table.unit(u), attacker.centre) for u in target_group)
+
+    att: list[Modifier] = []
+    if in_squad:
+        count = len(reaching)
+        capped = min(count, warriors) if warriors is not None else count
+        why = f"{count} unit(s) of the squad {own_group} reach the target"
+        if capped < count:
+            why += f", capped by the white die at {warriors}"
+        att.append(Modifier("squad", capped, why))
+    if attacker.unit_class == "berserker" and not in_squad:
+        att.append(Modifier("berserker alone", 2, f"unit {attacker.id} is a berserker fighting as a single"))
+    if attacker.unit_class == "shooter":
+        att.append(Modifier("shooter vs group", len(target_group),
+                            f"the target's group has {len(target_group)} unit(s)"))
+        if m.edge_mm <= 2 * profile.finger_mm:
+            att.append(Modifier("shooter too close", -1, f"{m.edge_mm:.0f} mm is 2 fingers or closer"))
+    one_on_one = not in_squad and not target_in_squad
+    if attacker.faction == "humans" and one_on_one:
+        att.append(Modifier("humans one-on-one", 1, "both sides are singles"))
+    more = len(reaching) >= 1 and len(reaching) > len(target_group)
+    if attacker.faction == "rodents" and more:
+        att.append(Modifier("rodents outnumber", 1, f"{len(reaching)} reach against a group of {len(target_group)}"))
+    elevation = attacker.standing_mm > target.standing_mm + ELEVATION_MARGIN_MM
+    if elevation:
+        att.append(Modifier("elevation", 1, f"attacker stands at {attacker.standing_mm:.0f} mm, target at "
+                                            f"{target.standing_mm:.0f} mm"))
+    if back:
+        att.append(Modifier("back attack", 2, f"unit {attacker.id} is outside the field of view of {target_group}"))
+        consequences.append("the target may not answer or step back")
+    if charged:
+        att.append(Modifier("running charge", 1, "the attacker ran 3 fingers to 2 hands in a straight line"))
+    if suicide:
+        att.append(Modifier("orc suicide attack", 2, "declared: the orc dies whatever the result"))
+        consequences.append(f"unit {attacker.id} dies (suicide attack)")
+
+    dfn: list[Modifier] = []
+    if target_in_squad:
+        dfn.append(Modifier("squad", len(target_group), f"the target's squad {target_group} has {len(target_group)} units"))
+    defenders = [u for u in target_group if table.unit(u).unit_class == "defender"]
+    if defenders:
+        dfn.append(Modifier("defenders", len(defenders), f"defender-class unit(s) {defenders} in the target's group"))
+    if target.faction == "humans" and one_on_one:
+        dfn.append(Modifier("humans one-on-one", 1, "both sides are singles"))
+    if target.faction == "dwarves" and target_in_squad:
+        dfn.append(Modifier("dwarves in a squad", 1, "dwarf squads defend better"))
+    if target.faction == "rodents" and more:
+        dfn.append(Modifier("rodents outnumbered", -1, f"{len(reaching)} reach against a group of {len(target_group)}"))
+    if target.faction == "skeletons":
+        dfn.append(Modifier("skeletons vs ranged", 2, "arrows pass through bones") if ranged
+                   else Modifier("skeletons in melee", -1, "brittle in close combat"))
+    if cover.partial and not cover.full:
+        ids = [b.id for b in cover.blocks if b.kind == "partial"]
+        dfn.append(Modifier("partial cover", cover.partial if ranged else 1,
+                            f"partial cover from block(s) {ids}" + ("" if ranged else " (melee: +1 whatever the count)")))
+
+    if attacker.unit_class == "priest":
+        consequences.append(f"each successful attack kills one unit of the priest's own squad {own_group}")
+    polearms = [u for u in target_group if table.unit(u).unit_class == "polearm"]
+    extra = {}
+    if charged and polearms and not ranged:
+        p_first = 1 - Fraction(4, 6) ** len(polearms)
+        extra["polearm_prestrike"] = {"polearms": polearms, "p_attacker_killed_first": float(p_first),
+                                      "fraction": f"{p_first.numerator}/{p_first.denominator}"}
+        consequences.append(f"polearm(s) {polearms} strike first against the charge: each kills the attacker on 5+")
+    left_after_loss = len(target_group) - 1
+    extra["morale_if_defender_loses"] = {
+        "units_left": left_after_loss, "immune": target.faction == "skeletons",
+        "p_retreat": 0.0 if target.faction == "skeletons" else float(morale_retreat_probability(left_after_loss))}
+
+    if legal:
+        reasons.insert(0, f"unit {attacker.id} can attack unit {target.id}: in range ({m.text}), in view"
+                          + (", no full cover" if cover.blocks else ", clear line"))
+    return AttackVerdict(attacker.id, target.id, legal, tuple(reasons), m, in_range, seen, back, cover, elevation,
+                         ranged, tuple(att), tuple(dfn),
+                         odds(sum(x.value for x in att), sum(x.value for x in dfn), attacker_balance, defender_balance),
+                         tuple(consequences), extra)

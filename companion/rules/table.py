@@ -1,0 +1,104 @@
+"""The rules' view of a table: units (roster + where the camera saw them), blocks and objects.
+
+Built from a table state (the `locate` JSON) and the setup. Pure Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from companion.errors import InputError
+from companion.rules.geometry import Point, Polygon
+from companion.setup_file import PlayerSpec, Setup
+from companion.state import TableState
+
+ON_TABLE_BELOW_MM = 5.0  # a standing level under this counts as the table itself
+KNOCKED_OVER_DEG = 45.0
+
+
+@dataclass(frozen=True)
+class Unit:
+    id: int
+    name: str
+    player: str
+    faction: str
+    unit_class: str
+    centre: Point  # base centre, table mm
+    heading_deg: float
+    base_radius_mm: float
+    height_mm: float  # model height above what it stands on
+    standing_mm: float  # top of what it stands on (0: the table)
+    tilt_deg: float = 0.0
+    status: str = "seen"
+
+    @property
+    def knocked_over(self) -> bool:
+        return self.tilt_deg > KNOCKED_OVER_DEG
+
+
+@dataclass(frozen=True)
+class Block:
+    id: int
+    footprint: Polygon
+    height_mm: float  # top above the table
+    color: str = ""
+
+
+@dataclass(frozen=True)
+class TableObject:
+    id: int
+    kind: str
+    name: str
+    centre: Point
+    radius_mm: float
+
+    @property
+    def footprint(self) -> Polygon:
+        from companion.rules.geometry import circle_polygon
+
+        return circle_polygon(self.centre, self.radius_mm)
+
+
+@dataclass(frozen=True)
+class Table:
+    units: tuple[Unit, ...]
+    blocks: tuple[Block, ...]
+    objects: tuple[TableObject, ...]
+    players: tuple[PlayerSpec, ...]
+
+    @cached_property
+    def _by_id(self) -> dict[int, Unit]:
+        return {u.id: u for u in self.units}
+
+    def unit(self, unit_id: int) -> Unit:
+        try:
+            return self._by_id[unit_id]
+        except KeyError:
+            raise InputError(f"unit {unit_id}: not on the table (known: {sorted(self._by_id)})") from None
+
+    def player(self, name: str) -> PlayerSpec:
+        for p in self.players:
+            if p.name == name:
+                return p
+        raise InputError(f"player {name!r}: not in the setup (players: {[p.name for p in self.players]})")
+
+    @classmethod
+    def from_state(cls, state: TableState, setup: Setup) -> "Table":
+        units = []
+        for m in state.minis:
+            spec = setup.mini(m.id)
+            if spec is None:
+                continue
+            standing = m.z_mm - spec.marker_height
+            units.append(Unit(id=m.id, name=spec.name, player=spec.player or m.player, faction=spec.faction,
+                              unit_class=spec.unit_class, centre=(m.x_mm, m.y_mm), heading_deg=m.heading_deg,
+                              base_radius_mm=spec.base_mm / 2, height_mm=spec.height_mm,
+                              standing_mm=0.0 if standing < ON_TABLE_BELOW_MM else standing,
+                              tilt_deg=m.tilt_deg or 0.0, status=m.status))
+        blocks = tuple(Block(b.id, tuple(b.footprint_mm), b.height_mm, b.color) for b in state.blocks)
+        specs = {o.id: o for o in setup.objects}
+        objects = tuple(TableObject(o.id, specs[o.id].kind, specs[o.id].name, (o.x_mm, o.y_mm), specs[o.id].radius_mm)
+                        for o in state.objects if o.id in specs)
+        players = setup.players or tuple(PlayerSpec(name) for name in sorted({u.player for u in units if u.player}))
+        return cls(tuple(units), blocks, objects, players)

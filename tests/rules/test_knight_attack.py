@@ -1,0 +1,161 @@
+from fractions import Fraction
+from itertools import product
+
+import pytest
+from hypothesis import given, strategies as st
+
+from companion.errors import InputError
+from companion.rules.knight.attack import attack, line_cover, odds
+from companion.rules.knight.control import control_all
+from companion.rules.table import TableObject
+from tests.rules.knight_table import RED, block, table, unit
+
+
+def brute_force(att, dfn, ab=0, db=0):
+    out = dict(w=0, c=0, t=0, l=0, d=0)
+    for a, d in product(range(1, 7), repeat=2):
+        ta, td = a + att + (ab if a % 2 else 0), d + dfn + (db if d % 2 else 0)
+        if ta > td:
+            out["w"] += 1
+            out["c"] += ta >= 2 * td
+        elif td > ta:
+            out["l"] += 1
+            out["d"] += td >= 2 * ta
+        else:
+            out["t"] += 1
+    return {k: Fraction(v, 36) for k, v in out.items()}
+
+
+@given(st.integers(-3, 8), st.integers(-3, 8), st.integers(0, 4), st.integers(0, 4))
+def test_odds_match_brute_force(att, dfn, ab, db):
+    o, b = odds(att, dfn, ab, db), brute_force(att, dfn, ab, db)
+    assert (o.attacker_wins, o.attacker_critical, o.tie, o.defender_wins, o.defender_critical) == \
+        (b["w"], b["c"], b["t"], b["l"], b["d"])
+    assert o.attacker_wins + o.tie + o.defender_wins == 1
+
+
+def test_even_odds_by_hand():
+    # equal bonuses: ties are the 6 doubles; wins 15/36; criticals: (2,1) (3,1) (4,1) (4,2) (5,1) (5,2) (6,1) (6,2) (6,3)
+    o = odds(0, 0)
+    assert (o.attacker_wins, o.tie, o.attacker_critical) == (Fraction(15, 36), Fraction(6, 36), Fraction(9, 36))
+
+
+def test_berserker_alone_in_range_and_view():
+    # red berserker faces +x; blue target 60 mm away centre to centre: 60 - 25 = 35 mm edge = 1.75 fingers (range 2)
+    t = table(unit(1, "red", 0, 0, heading=0), unit(2, "blue", 60, 0, heading=0))
+    v = attack(t, 1, 2)
+    assert v.legal and v.in_range and v.in_view
+    assert v.back_attack  # the target faces away (+x): the attacker is behind it
+    assert [(m.name, m.value) for m in v.attack_modifiers] == [("berserker alone", 2), ("back attack", 2)]
+    assert v.attack_bonus == 4 and v.defence_bonus == 0
+    assert v.odds == odds(4, 0)
+
+
+def test_out_of_range_out_of_view_and_friendly():
+    t = table(unit(1, "red", 0, 0, heading=180), unit(2, "blue", 100, 0), unit(3, "red", 40, 0))
+    v = attack(t, 1, 2)
+    assert not v.legal and not v.in_range and not v.in_view
+    assert any("out of range" in r for r in v.reasons) and any("behind" in r for r in v.reasons)
+    assert not attack(t, 1, 3).legal
+
+
+def test_full_cover_blocks_and_names_the_block():
+    # a 50 mm wall between shooter and a 40 mm tall target: full cover
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0), blocks=[block(7, 140, -30, 160, 30, 50)])
+    v = attack(t, 1, 2)
+    assert not v.legal and v.cover.full and v.cover.blocks[0].id == 7
+    assert "blocked by block 7 (full cover)" in v.reasons
+
+
+def test_partial_cover_ranged_counts_each_block_melee_counts_one():
+    walls = [block(5, 100, -30, 110, 30, 19.2), block(6, 200, -30, 210, 30, 9.6)]
+    shooter = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0), blocks=walls)
+    v = attack(shooter, 1, 2)
+    assert v.legal and v.cover.partial == 2
+    assert ("partial cover", 2) in [(m.name, m.value) for m in v.defence_modifiers]
+    melee = table(unit(1, "red", 0, 0, cls="polearm"), unit(2, "blue", 90, 0), blocks=[block(5, 40, -30, 50, 30, 9.6)])
+    # polearm range 4 fingers (80 mm); edge 90 - 25 = 65 mm
+    v = attack(melee, 1, 2)
+    assert v.legal and ("partial cover", 1) in [(m.name, m.value) for m in v.defence_modifiers]
+
+
+def test_partial_block_within_a_finger_of_the_shooter_gives_nothing():
+    # block edge at x = 25: the shooter's base edge is at 12.5, 12.5 mm away (< 20 mm finger)
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0), blocks=[block(5, 25, -30, 35, 30, 9.6)])
+    v = attack(t, 1, 2)
+    assert v.cover.partial == 0 and v.cover.blocks[0].kind == "none" and "within a finger" in v.cover.blocks[0].why
+
+
+def test_a_block_the_target_stands_on_is_ground_not_cover():
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, standing=19.2),
+              blocks=[block(5, 280, -20, 320, 20, 19.2)])
+    v = attack(t, 1, 2)
+    assert v.cover.blocks == () and v.legal
+
+
+def test_cover_unchanged_by_far_blocks():
+    base = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0), blocks=[block(5, 100, -30, 110, 30, 9.6)])
+    far = table(*base.units, blocks=[*base.blocks, block(9, 100, 200, 300, 260, 80)])
+    assert line_cover(base, base.unit(1), base.unit(2), RED) == line_cover(far, far.unit(1), far.unit(2), RED)
+
+
+def test_elevation_and_melee_height_limit():
+    high = table(unit(1, "red", 0, 0, standing=19.2), unit(2, "blue", 50, 0, heading=180))
+    v = attack(high, 1, 2)
+    assert v.elevation and ("elevation", 1) in [(m.name, m.value) for m in v.attack_modifiers]
+    too_high = table(unit(1, "red", 0, 0, height=30), unit(2, "blue", 50, 0, standing=38.4, heading=180))
+    v = attack(too_high, 1, 2)
+    assert not v.legal and any("too high for melee" in r for r in v.reasons)
+
+
+def test_squad_bonuses_and_the_white_die():
+    # red squad 1-2-3 (berserkers 30 mm apart centre to centre) attacks blue 4; all reach; defenders in blue squad
+    units = [unit(1, "red", 0, 0), unit(2, "red", 0, 30), unit(3, "red", 0, -30),
+             unit(4, "blue", 50, 0, heading=180, cls="defender"), unit(5, "blue", 80, 0, heading=180, cls="defender")]
+    v = attack(table(*units), 1, 4)
+    assert [(m.name, m.value) for m in v.attack_modifiers] == [("squad", 3)]
+    # defence: squad of 2 -> +2; two defenders -> +2
+    assert [(m.name, m.value) for m in v.defence_modifiers] == [("squad", 2), ("defenders", 2)]
+    capped = attack(table(*units), 1, 4, warriors=2)
+    assert capped.attack_modifiers[0].value == 2 and "white die" in capped.attack_modifiers[0].why
+
+
+def test_faction_modifiers():
+    # orc suicide in melee +2; humans one-on-one +1 defence; skeletons -1 in melee
+    t = table(unit(1, "red", 0, 0, faction="orcs"), unit(2, "blue", 50, 0, heading=180, faction="humans"))
+    v = attack(t, 1, 2, suicide=True)
+    assert ("orc suicide attack", 2) in [(m.name, m.value) for m in v.attack_modifiers]
+    assert any("dies" in c for c in v.consequences)
+    assert ("humans one-on-one", 1) in [(m.name, m.value) for m in v.defence_modifiers]
+    skel = table(unit(1, "red", 0, 0), unit(2, "blue", 50, 0, heading=180, faction="skeletons"))
+    assert ("skeletons in melee", -1) in [(m.name, m.value) for m in attack(skel, 1, 2).defence_modifiers]
+    with pytest.raises(InputError, match="only an orc"):
+        attack(skel, 1, 2, suicide=True)
+
+
+def test_shooter_modifiers_and_priest_needs_a_squad():
+    # shooter 40 mm edge from a squad of two: +2 (group size) and -1 (2 fingers or closer)
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 65, 0, heading=180), unit(3, "blue", 95, 0, heading=180))
+    assert [(m.name, m.value) for m in attack(t, 1, 2).attack_modifiers] == [("shooter vs group", 2), ("shooter too close", -1)]
+    lone_priest = table(unit(1, "red", 0, 0, cls="priest"), unit(2, "blue", 300, 0, heading=180))
+    v = attack(lone_priest, 1, 2)
+    assert not v.legal and any("only from within a squad" in r for r in v.reasons)
+
+
+def test_polearm_prestrike_against_a_charge():
+    units = [unit(1, "red", 0, 0), unit(2, "blue", 50, 0, heading=180, cls="polearm"),
+             unit(3, "blue", 80, 0, heading=180, cls="polearm")]
+    v = attack(table(*units), 1, 2, charged=True)
+    # two polearms, each kills on 5+: 1 - (4/6)^2 = 5/9
+    assert v.extra["polearm_prestrike"]["fraction"] == "5/9"
+
+
+def test_object_control_by_count_within_three_fingers():
+    castle = TableObject(60, "castle", "castle", (500.0, 400.0), 50.0)
+    # red 1 edge gap: 500-430 = 70 - 50 (radius) - 12.5 = 7.5 mm; red 2 at 590: 40 - 12.5 = 27.5; blue 3 far
+    units = [unit(1, "red", 430, 400), unit(2, "red", 590, 400), unit(3, "blue", 500, 470), unit(4, "blue", 800, 400)]
+    (c,) = control_all(table(*units, objects=[castle]))
+    # blue 3: 70 - 50 - 12.5 = 7.5 mm (child's 3 fingers = 48 mm): red 2, blue 1
+    assert c.counts == {"red": 2, "blue": 1} and c.controller == "red"
+    (tie,) = control_all(table(*units[:1], units[2], objects=[castle]))
+    assert tie.controller is None and "contested" in tie.why

@@ -1,0 +1,61 @@
+import math
+
+from hypothesis import given, strategies as st
+
+from companion.rules.knight.measure import edge_distance_mm, hands_needed, in_hands_and_fingers, measure, within_for_acting_side
+from companion.rules.knight.squads import squads
+from tests.rules.knight_table import BLUE, RED, table, unit
+
+
+def test_edge_to_edge_in_hands_and_fingers():
+    # centres 265 mm apart, 25 mm bases: 265 - 12.5 - 12.5 = 240 mm = 1 hand (178) + 62 mm = 3 fingers (60) + 2 mm
+    a, b = unit(1, "red", 0, 0), unit(2, "blue", 265, 0)
+    m = measure(a, b, RED)
+    assert (m.edge_mm, m.hands, m.fingers, m.text) == (240.0, 1, 3, "1 hand 3 fingers")
+    # the same distance in a child's hand: 240 = 1 x 152 + 88 = 5 x 16 + 8
+    assert measure(a, b, BLUE).text == "1 hand 5 fingers"
+
+
+def test_touching_and_overlapping_bases_are_zero_apart():
+    assert edge_distance_mm(unit(1, "red", 0, 0), unit(2, "red", 20, 0)) == 0.0
+    assert in_hands_and_fingers(0.0, RED).text == "0 fingers"
+
+
+def test_acting_side_finger_of_grace():
+    # range 2 fingers (40 mm), distance 2.7 fingers (54 mm): in range; 3.0 fingers (60 mm): out
+    assert within_for_acting_side(54.0, 40.0, RED)
+    assert not within_for_acting_side(60.0, 40.0, RED)
+    # a move of 1 hand + 0.8 finger costs 1 AP; 1 hand + 1 finger costs 2
+    assert hands_needed(178 + 16, RED) == 1
+    assert hands_needed(178 + 20, RED) == 2
+    assert hands_needed(0, RED) == 0
+
+
+def test_squads_are_connected_components_within_two_fingers():
+    # red 1-2 are 40 mm apart edge to edge (2 fingers exactly: a squad), 2-3 also, 3-4 are 41 mm apart
+    units = [unit(1, "red", 0, 0), unit(2, "red", 65, 0), unit(3, "red", 130, 0), unit(4, "red", 196, 0),
+             unit(5, "blue", 30, 30)]
+    assert squads(table(*units)) == [[1, 2, 3], [4], [5]]
+
+
+def test_knocked_over_units_are_dead_and_in_no_squad():
+    units = [unit(1, "red", 0, 0), unit(2, "red", 65, 0, tilt=80)]
+    assert squads(table(*units)) == [[1]]
+
+
+@given(st.floats(0, 2000), st.floats(10, 300), st.floats(5, 40))
+def test_hands_and_fingers_never_overstate(edge, hand, finger):
+    m = in_hands_and_fingers(edge, RED.__class__("p", hand, finger))
+    shown = m.hands * hand + m.fingers * finger
+    assert shown <= edge + 1e-9  # rounded down: never more than the real distance
+    assert edge - m.hands * hand < hand + 1e-6  # whole hands first
+    assert edge - shown < finger + 1e-6  # what is left over is under a finger
+
+
+@given(st.lists(st.tuples(st.floats(0, 600), st.floats(0, 400)), min_size=1, max_size=8))
+def test_squads_partition_units_and_are_symmetric(points):
+    units = [unit(i + 1, "red", x, y) for i, (x, y) in enumerate(points)]
+    groups = squads(table(*units))
+    assert sorted(i for g in groups for i in g) == [u.id for u in units]
+    reversed_groups = squads(table(*reversed(units)))
+    assert sorted(map(tuple, groups)) == sorted(map(tuple, reversed_groups))
