@@ -113,3 +113,39 @@ def test_the_rules_core_imports_no_opencv_and_no_flask():
 
 def run_py(code):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+
+
+def test_moves_contract(files):
+    data = json.loads(run("knight", "moves", *files, "--unit", "4", "--ap", "2", "--json").stdout)
+    assert [r["ap"] for r in data["regions"]] == [1, 2]
+    assert data["regions"][1]["area_mm2"] > data["regions"][0]["area_mm2"] > 0
+    assert all(len(poly) == 4 for poly in data["regions"][0]["polygons"])
+
+
+def test_watch_flags_new_blocks_out_of_reach(files, tmp_path):
+    before = dict(STATE, blocks=[])
+    (tmp_path / "before.json").write_text(json.dumps(before))
+    data = json.loads(run("knight", "watch", *files, "--before", str(tmp_path / "before.json"), "--player", "red",
+                          "--json").stdout)
+    # the 19.2 mm wall at x = 300 is 2 bricks, 175 mm from the nearest red unit: out of 3 fingers' reach
+    (fort,) = data["fortifications"]
+    assert fort["bricks"] == 2 and fort["in_reach"] is False and data["fortification_ap"] == 2
+    assert data["knocked_over"] == [] and data["sealed"] == []
+
+
+def test_saved_game_flow_with_undo(files, tmp_path):
+    game = ["--setup", files[1], "--game", str(tmp_path / "game.json")]
+    # red holds the castle (2 red units within 3 fingers of it, 1 blue): blue besieges
+    assert run("knight", "game", "new", *game, "--mode", "siege", "--castle-holder", "red").returncode == 0
+    assert run("knight", "game", "roll", *game, "--black", "3", "--red", "2", "--white", "4").returncode == 0
+    refused = run("knight", "game", "spend", *game, "--die", "black", "--amount", "5")
+    assert refused.returncode == 6 and "3 left" in refused.stderr
+    run("knight", "game", "end-turn", *game, "--state", files[3])
+    run("knight", "game", "roll", *game, "--black", "1", "--red", "1", "--white", "1")
+    data = json.loads(run("knight", "game", "end-turn", *game, "--state", files[3], "--json").stdout)
+    assert data["rounds_done"] == 1 and data["round"] == 2 and data["winner"] is None
+    data = json.loads(run("knight", "game", "undo", *game, "--json").stdout)
+    assert data["rounds_done"] == 0 and data["turn"] == "blue"
+    assert json.loads((tmp_path / "game.json").read_text())["events"][-1]["kind"] == "start_turn"
+    again = run("knight", "game", "new", *game, "--mode", "siege", "--castle-holder", "red")
+    assert again.returncode == 3 and "already there" in again.stderr

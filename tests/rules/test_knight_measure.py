@@ -59,3 +59,19 @@ def test_squads_partition_units_and_are_symmetric(points):
     assert sorted(i for g in groups for i in g) == [u.id for u in units]
     reversed_groups = squads(table(*reversed(units)))
     assert sorted(map(tuple, groups)) == sorted(map(tuple, reversed_groups))
+
+
+@given(st.floats(-500, 500), st.floats(-500, 500), st.floats(-500, 500), st.floats(-500, 500),
+       st.sampled_from([25.0, 32.0, 40.0]), st.sampled_from([25.0, 55.0]))
+def test_measure_is_symmetric(x1, y1, x2, y2, base1, base2):
+    a, b = unit(1, "red", x1, y1, base=base1), unit(2, "blue", x2, y2, base=base2)
+    assert measure(a, b, RED) == measure(b, a, RED)
+    assert edge_distance_mm(a, b) >= 0
+
+
+@given(st.floats(0, 400), st.floats(1, 400))
+def test_tolerance_edge_is_exactly_one_finger(threshold, finger):
+    profile = RED.__class__("p", 178.0, finger)
+    assert within_for_acting_side(threshold + finger * 0.999, threshold, profile)
+    assert not within_for_acting_side(threshold + finger, threshold, profile)
+    assert within_for_acting_side(threshold, threshold, profile)

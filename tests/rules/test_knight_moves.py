@@ -1,0 +1,71 @@
+import math
+
+from companion.rules.geometry import point_in_polygon
+from companion.rules.knight.moves import climb_ap, path_cost, reach
+from companion.rules.knight.watch import fortifications, knocked_over, sealed
+from tests.rules.knight_table import RED, block, table, unit
+
+
+def inside(regions, k, point):
+    return any(point_in_polygon(point, poly) for poly in regions[k - 1].polygons)
+
+
+def test_path_cost_walks_by_hands_and_climbs_blocks():
+    t = table(unit(1, "red", 0, 0), blocks=[block(3, 100, -50, 120, 50, 9.6), block(4, 200, -50, 220, 50, 48)])
+    # 150 mm straight: 1 hand; crosses the 9.6 mm wall (partial for a 40 mm unit): +1 AP
+    cost = path_cost(t, t.unit(1), [(0, 0), (150, 0)], RED)
+    assert (cost.walk_ap, cost.climbs, cost.ap) == (1, ((3, 1),), 2)
+    # 250 mm: 2 hands; also onto the 48 mm wall (full for 40 mm): 2 AP x ceil(48 / 40) = 4
+    cost = path_cost(t, t.unit(1), [(0, 0), (250, 0)], RED)
+    assert cost.ap == 2 + 1 + 4 and climb_ap(t.blocks[1], t.unit(1)) == 4
+
+
+def test_open_table_reach_is_a_disc_of_hands():
+    t = table(unit(1, "red", 500, 400))
+    regions = reach(t, 1, 2, RED)
+    assert inside(regions, 1, (500 + 170, 400)) and not inside(regions, 1, (500 + 205, 400))
+    assert inside(regions, 2, (500 + 350, 400)) and not inside(regions, 2, (500 + 380, 400))
+    # area of the 1 AP region: a disc of 1 hand + 1 finger (grace) = 198 mm: pi * 198^2 = 123,000 mm2 (grid: +-5%)
+    assert abs(regions[0].area_mm2 - math.pi * 198 ** 2) / (math.pi * 198 ** 2) < 0.05
+
+
+def test_a_tall_wall_is_walked_around_or_climbed_at_a_price():
+    # a 48 mm wall 400 mm long right in front of the unit
+    t = table(unit(1, "red", 500, 400), blocks=[block(9, 540, 200, 560, 600, 48)])
+    regions = reach(t, 1, 3, RED)
+    behind = (620, 400)
+    # climbing costs 2 AP x ceil(48 / 40) = 4 AP: too dear. Around the wall's end, the base clearing it by
+    # 12.5 mm: to (550, 187.5) is 218 mm, then to (620, 400) 224 mm: 442 mm = 2.5 hands -> 3 AP.
+    assert not inside(regions, 2, behind)  # 2 hands + a finger = 376 mm < 442
+    assert inside(regions, 3, behind)
+    assert inside(regions, 3, (500, 400 + 500))  # along the wall, 500 mm: 3 hands
+
+
+def test_sarcophagus():
+    walls = [block(1, 60, 60, 140, 70, 19.2), block(2, 60, 130, 140, 140, 19.2),
+             block(3, 60, 60, 70, 140, 19.2), block(4, 130, 60, 140, 140, 19.2)]
+    boxed = table(unit(1, "red", 100, 100), blocks=walls)
+    assert sealed(boxed, boxed.unit(1))
+    # open one side wider than the 25 mm base
+    opened = table(unit(1, "red", 100, 100), blocks=walls[:3] + [block(4, 130, 60, 140, 80, 19.2), block(5, 130, 120, 140, 140, 19.2)])
+    assert not sealed(opened, opened.unit(1))
+    # a gap of 20 mm (narrower than the base) still seals
+    narrow = table(unit(1, "red", 100, 100), blocks=walls[:3] + [block(4, 130, 60, 140, 90, 19.2), block(5, 130, 110, 140, 140, 19.2)])
+    assert sealed(narrow, narrow.unit(1))
+
+
+def test_fortifications_within_three_fingers_cost_one_ap_per_brick():
+    before = table(unit(1, "red", 100, 100), unit(2, "blue", 600, 100), blocks=[block(1, 300, 300, 332, 316, 9.6)])
+    after = table(*before.units, blocks=[block(1, 300, 300, 332, 316, 19.2),  # a brick stacked on block 1
+                                         block(2, 150, 90, 182, 106, 9.6),  # 37.5 mm from unit 1: within 60 + 20
+                                         block(3, 400, 400, 432, 416, 9.6)])  # far from every red unit
+    found = {f.block: f for f in fortifications(before, after, "red")}
+    assert found[2].in_reach and found[2].bricks == 1
+    assert not found[3].in_reach and "out of reach" in found[3].why
+    assert found[1].bricks == 1 and not found[1].in_reach
+    assert sum(f.bricks for f in found.values()) == 3
+
+
+def test_knocked_over_units():
+    t = table(unit(1, "red", 0, 0, tilt=70), unit(2, "red", 100, 0, tilt=10))
+    assert [u.id for u in knocked_over(t)] == [1]
