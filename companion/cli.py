@@ -133,7 +133,8 @@ def cmd_knight_attack(args: argparse.Namespace) -> int:
     from companion.rules.knight.attack import attack
 
     _, table = _table(args)
-    verdict = attack(table, args.attacker, args.target, args.player, charged=args.charged, suicide=args.suicide,
+    verdict = attack(table, args.attacker, args.target, args.player, charged=args.charged, descent=args.descent,
+                     suicide=args.suicide,
                      warriors=args.warriors, attacker_balance=args.attacker_balance,
                      defender_balance=args.defender_balance)
     if args.json:
@@ -178,7 +179,22 @@ def cmd_knight_moves(args: argparse.Namespace) -> int:
     if not 0 <= args.ap <= 6:
         raise InputError("--ap: 0 to 6 (the black die)")
     profile = table.player(args.player or unit.player)
-    regions = reach(table, unit.id, args.ap, profile, (setup.table.width_mm, setup.table.depth_mm))
+    if args.path:
+        from companion.rules.knight.moves import path_cost
+
+        try:
+            points = [unit.centre] + [tuple(float(v) for v in leg.split(",")) for leg in args.path]
+        except ValueError:
+            raise InputError("--path: points as X,Y in mm, e.g. --path 300,200 350,260") from None
+        cost = path_cost(table, unit, points, profile)
+        if args.json:
+            _print_json({"unit": unit.id, "player": profile.name, **cost.to_json(), "affordable": cost.ap <= args.ap})
+        else:
+            climbs = ", ".join(f"block {b} +{a}" for b, a in cost.climbs) or "no climbing"
+            print(f"{cost.ap} AP ({cost.walk_mm:.0f} mm walking = {cost.walk_ap} AP; {climbs}); "
+                  f"{'within' if cost.ap <= args.ap else 'over'} the {args.ap} AP left")
+        return 0
+    regions = reach(table, unit.id, args.ap, profile, (setup.table.width_mm, setup.table.depth_mm), squad=args.squad)
     if args.json:
         _print_json({"unit": unit.id, "ap": args.ap, "player": profile.name, "cell_mm": CELL_MM,
                      "regions": [{"ap": r.ap, "area_mm2": r.area_mm2, "polygons": [list(map(list, p)) for p in r.polygons]}
@@ -425,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", type=int, required=True)
     p.add_argument("--player", help="whose hand and finger (default: the attacker's owner)")
     p.add_argument("--charged", action="store_true", help="the attacker made a running charge")
+    p.add_argument("--descent", action="store_true", help="the attacker descends on the target (polearms strike first)")
     p.add_argument("--suicide", action="store_true", help="an orc declares a suicide attack")
     p.add_argument("--warriors", type=int, help="the white die: most squad units that may act")
     p.add_argument("--attacker-balance", type=int, default=0, help="vengeful spirits: attacker's lost units")
@@ -435,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unit", type=int, required=True)
     p.add_argument("--ap", type=int, required=True, help="action points left (black die)")
     p.add_argument("--player", help="whose hand and finger (default: the unit's owner)")
+    p.add_argument("--squad", action="store_true", help="the unit moves with its squad, keeping formation")
+    p.add_argument("--path", nargs="+", metavar="X,Y", help="instead: the AP cost of walking through these points")
     p.set_defaults(func=cmd_knight_moves)
     p = ksub.add_parser("watch", help="what the camera rules on: knocked over, sealed, fortifications")
     rules_args(p)

@@ -159,3 +159,17 @@ def test_object_control_by_count_within_three_fingers():
     assert c.counts == {"red": 2, "blue": 1} and c.controller == "red"
     (tie,) = control_all(table(*units[:1], units[2], objects=[castle]))
     assert tie.controller is None and "contested" in tie.why
+
+
+def test_targets_view_lists_every_enemy_nearest_first():
+    from companion.rules.knight.attack import targets
+
+    t = table(unit(1, "red", 0, 0), unit(2, "blue", 300, 0), unit(3, "blue", 50, 0, heading=180), unit(4, "red", 0, 40))
+    verdicts = list(targets(t, 1))
+    assert [v.target for v in verdicts] == [3, 2] and [v.legal for v in verdicts] == [True, False]
+
+
+def test_polearms_strike_first_against_a_descent_too():
+    units = [unit(1, "red", 0, 0, standing=19.2), unit(2, "blue", 50, 0, heading=180, cls="polearm")]
+    v = attack(table(*units), 1, 2, descent=True)
+    assert v.extra["polearm_prestrike"]["fraction"] == "1/3" and "descent" in v.consequences[-1]

@@ -149,3 +149,11 @@ def test_saved_game_flow_with_undo(files, tmp_path):
     assert json.loads((tmp_path / "game.json").read_text())["events"][-1]["kind"] == "start_turn"
     again = run("knight", "game", "new", *game, "--mode", "siege", "--castle-holder", "red")
     assert again.returncode == 3 and "already there" in again.stderr
+
+
+def test_path_cost_command(files):
+    # unit 4 at (100, 100): to (100, 400) is 300 mm = 2 hands (no finger of grace needed)
+    data = json.loads(run("knight", "moves", *files, "--unit", "4", "--ap", "3", "--path", "100,400", "--json").stdout)
+    assert (data["walk_ap"], data["ap"], data["affordable"]) == (2, 2, True)
+    bad = run("knight", "moves", *files, "--unit", "4", "--ap", "3", "--path", "100;400")
+    assert bad.returncode == 3 and "--path" in bad.stderr

@@ -69,3 +69,22 @@ def test_fortifications_within_three_fingers_cost_one_ap_per_brick():
 def test_knocked_over_units():
     t = table(unit(1, "red", 0, 0, tilt=70), unit(2, "red", 100, 0, tilt=10))
     assert [u.id for u in knocked_over(t)] == [1]
+
+
+def test_a_squad_moves_as_far_as_its_slowest_member_allows():
+    # unit 2 is boxed in by 48 mm walls (climbing: 2 AP x ceil(48 / 40) = 4 AP); unit 1 stands outside,
+    # 165 - 100 - 25 = 40 mm from it: a squad. Alone, unit 1 walks a hand; with its squad it cannot move.
+    walls = [block(1, 60, 60, 140, 70, 48), block(2, 60, 130, 140, 140, 48),
+             block(3, 60, 60, 70, 140, 48), block(4, 130, 60, 140, 140, 48)]
+    t = table(unit(1, "red", 165, 100), unit(2, "red", 100, 100), blocks=walls)
+    alone = reach(t, 1, 1, RED)
+    together = reach(t, 1, 1, RED, squad=True)
+    assert inside(alone, 1, (300, 100)) and alone[0].area_mm2 > 50_000
+    # the box is 60 mm inside for a 25 mm base: the squad can only shuffle a cell or so (9 cells of 10 mm)
+    assert not inside(together, 1, (300, 100)) and together[0].area_mm2 <= 900
+
+
+def test_bounds_keep_the_base_on_the_table():
+    t = table(unit(1, "red", 30, 30))
+    regions = reach(t, 1, 1, RED, bounds_mm=(1200, 800))
+    assert not inside(regions, 1, (5, 30)) and inside(regions, 1, (20, 30))

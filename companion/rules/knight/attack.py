@@ -209,9 +209,17 @@ def morale_retreat_probability(units_left: int) -> Fraction:
 
 # --- the verdict --------------------------------------------------------------------------------------
 
+def targets(table: Table, attacker_id: int, **options):
+    """A lazy view: the verdict against every enemy of the attacker, nearest first."""
+    attacker = table.unit(attacker_id)
+    enemies = sorted((u for u in table.units if u.player != attacker.player and not u.knocked_over),
+                     key=lambda u: (u.centre[0] - attacker.centre[0]) ** 2 + (u.centre[1] - attacker.centre[1]) ** 2)
+    return (attack(table, attacker_id, u.id, **options) for u in enemies)
+
+
 def attack(table: Table, attacker_id: int, target_id: int, player: str | None = None, charged: bool = False,
            suicide: bool = False, warriors: int | None = None, attacker_balance: int = 0,
-           defender_balance: int = 0) -> AttackVerdict:
+           defender_balance: int = 0, descent: bool = False) -> AttackVerdict:
     attacker, target = table.unit(attacker_id), table.unit(target_id)
     if attacker_id == target_id:
         raise InputError("--target: a unit cannot attack itself")
@@ -300,11 +308,12 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
         consequences.append(f"each successful attack kills one unit of the priest's own squad {own_group}")
     polearms = [u for u in target_group if table.unit(u).unit_class == "polearm"]
     extra = {}
-    if charged and polearms and not ranged:
+    if (charged or descent) and polearms and not ranged:
         p_first = 1 - Fraction(4, 6) ** len(polearms)
         extra["polearm_prestrike"] = {"polearms": polearms, "p_attacker_killed_first": float(p_first),
                                       "fraction": f"{p_first.numerator}/{p_first.denominator}"}
-        consequences.append(f"polearm(s) {polearms} strike first against the charge: each kills the attacker on 5+")
+        consequences.append(f"polearm(s) {polearms} strike first against the {'charge' if charged else 'descent'}: "
+                            "each kills the attacker on 5+")
     left_after_loss = len(target_group) - 1
     extra["morale_if_defender_loses"] = {
         "units_left": left_after_loss, "immune": target.faction == "skeletons",

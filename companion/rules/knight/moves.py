@@ -62,18 +62,38 @@ class Region:
 
 
 def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: tuple[float, float] | None = None,
-          cell_mm: float = CELL_MM) -> list[Region]:
-    """The regions reachable with 1, 2, ... `ap` action points (each contains the previous)."""
+          cell_mm: float = CELL_MM, squad: bool = False) -> list[Region]:
+    """The regions reachable with 1, 2, ... `ap` action points (each contains the previous).
+
+    With `squad`, the unit moves with its whole squad, keeping formation: a displacement counts
+    only if every member can make it for that cost; the region is drawn for `unit_id`.
+    """
     unit = table.unit(unit_id)
+    costs = _costs(table, unit, ap, profile, bounds_mm, cell_mm)
+    if squad:
+        from companion.rules.knight.squads import group_of
+
+        for other in group_of(table, unit_id):
+            if other != unit_id:
+                theirs = _costs(table, table.unit(other), ap, profile, bounds_mm, cell_mm)
+                costs = {d: max(c, theirs[d]) for d, c in costs.items() if d in theirs}
+    regions = []
+    for k in range(1, ap + 1):
+        cells = {d for d, v in costs.items() if v <= k}
+        regions.append(Region(k, _rectangles(cells, unit.centre[0] - cell_mm / 2, unit.centre[1] - cell_mm / 2, cell_mm),
+                              len(cells) * cell_mm * cell_mm))
+    return regions
+
+
+def _costs(table: Table, unit: Unit, ap: int, profile: PlayerSpec, bounds_mm: tuple[float, float] | None,
+           cell_mm: float) -> dict[tuple[int, int], int]:
+    """AP to reach each displacement (in cells, relative to the unit's own centre) within `ap`."""
     if ap < 0:
         raise ValueError("ap: cannot be negative")
-    radius = ap * profile.hand_mm + profile.finger_mm
-    x0, y0 = unit.centre[0] - radius, unit.centre[1] - radius
-    if bounds_mm:
-        x0, y0 = max(x0, unit.base_radius_mm), max(y0, unit.base_radius_mm)
-    x1 = unit.centre[0] + radius if not bounds_mm else min(unit.centre[0] + radius, bounds_mm[0] - unit.base_radius_mm)
-    y1 = unit.centre[1] + radius if not bounds_mm else min(unit.centre[1] + radius, bounds_mm[1] - unit.base_radius_mm)
-    cols, rows = max(int((x1 - x0) // cell_mm), 1), max(int((y1 - y0) // cell_mm), 1)
+    # The grid is centred on the unit, so cell (i, j) is a displacement shared by every unit's grid.
+    half = int(math.ceil((ap * profile.hand_mm + profile.finger_mm) / cell_mm))
+    x0, y0 = unit.centre[0] - (half + 0.5) * cell_mm, unit.centre[1] - (half + 0.5) * cell_mm
+    cols = rows = 2 * half + 1
 
     def centre(i: int, j: int) -> Point:
         return (x0 + (i + 0.5) * cell_mm, y0 + (j + 0.5) * cell_mm)
@@ -90,8 +110,7 @@ def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: t
                 if point_polygon_distance(centre(i, j), block.footprint) < unit.base_radius_mm:
                     if (i, j) not in terrain or terrain[(i, j)].height_mm < block.height_mm:
                         terrain[(i, j)] = block
-    start = (min(max(int((unit.centre[0] - x0) // cell_mm), 0), cols - 1),
-             min(max(int((unit.centre[1] - y0) // cell_mm), 0), rows - 1))
+    start = (half, half)
     best: dict[tuple[int, int, int], float] = {(*start, 0): 0.0}
     queue = [(0.0, start[0], start[1], 0)]
     # 16 directions: grid paths overstate off-axis distances by up to 8% with 8, under 3% with 16.
@@ -107,6 +126,11 @@ def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: t
             ni, nj = i + di, j + dj
             if not (0 <= ni < cols and 0 <= nj < rows):
                 continue
+            if bounds_mm:  # the base stays on the table
+                cx, cy = centre(ni, nj)
+                r = unit.base_radius_mm
+                if not (r <= cx <= bounds_mm[0] - r and r <= cy <= bounds_mm[1] - r):
+                    continue
             there = terrain.get((ni, nj))
             if abs(di) + abs(dj) == 3:  # a long step also passes the cell in between
                 mid = terrain.get((i + di // 2 if abs(di) == 2 else i, j + dj // 2 if abs(dj) == 2 else j))
@@ -126,12 +150,9 @@ def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: t
     cost: dict[tuple[int, int], int] = {}
     for (i, j, climbed), walked in best.items():
         total = hands_needed(walked, profile) + climbed
-        cost[(i, j)] = min(cost.get((i, j), ap + 1), total)
-    regions = []
-    for k in range(1, ap + 1):
-        cells = {c for c, v in cost.items() if v <= k}
-        regions.append(Region(k, _rectangles(cells, x0, y0, cell_mm), len(cells) * cell_mm * cell_mm))
-    return regions
+        key = (i - half, j - half)
+        cost[key] = min(cost.get(key, ap + 1), total)
+    return cost
 
 
 def _rectangles(cells: set[tuple[int, int]], x0: float, y0: float, cell: float) -> tuple[Polygon, ...]:
