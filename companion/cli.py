@@ -31,6 +31,15 @@ def _print_json(data: dict) -> None:
     sys.stdout.write("\n")
 
 
+def _report(args: argparse.Namespace, result: dict, format_table: Callable[[dict], str]) -> int:
+    """A bench's figures: one JSON object with --json, else its readable table."""
+    if args.json:
+        _print_json(result)
+    else:
+        print(format_table(result))
+    return 0
+
+
 # --- locate ----------------------------------------------------------------------------------------
 
 def cmd_locate(args: argparse.Namespace) -> int:
@@ -328,23 +337,14 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
 
     if args.scenes < 1:
         raise InputError("--scenes: must be at least 1")
-    result = vision.run(args.scenes, args.seed, args.level, progress=_progress(not args.json))
-    if args.json:
-        _print_json(result)
-    else:
-        print(vision.format_table(result))
-    return 0
+    return _report(args, vision.run(args.scenes, args.seed, args.level, progress=_progress(not args.json)),
+                   vision.format_table)
 
 
 def cmd_bench_rules(args: argparse.Namespace) -> int:
     from companion.bench import rules
 
-    result = rules.run(args.tables, args.seed)
-    if args.json:
-        _print_json(result)
-    else:
-        print(rules.format_table(result))
-    return 0
+    return _report(args, rules.run(args.tables, args.seed), rules.format_table)
 
 
 def cmd_bench_live(args: argparse.Namespace) -> int:
@@ -352,12 +352,7 @@ def cmd_bench_live(args: argparse.Namespace) -> int:
 
     if args.frames < 10:
         raise InputError("--frames: must be at least 10 (5 are warm-up)")
-    result = live.run(args.frames, args.seed, progress=_progress(not args.json))
-    if args.json:
-        _print_json(result)
-    else:
-        print(live.format_table(result))
-    return 0
+    return _report(args, live.run(args.frames, args.seed, progress=_progress(not args.json)), live.format_table)
 
 
 # --- demo ------------------------------------------------------------------------------------------
@@ -496,22 +491,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure accuracy and speed against ground truth")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
-    p = bsub.add_parser("vision", help="minis on rendered tables: pipeline vs plain OpenCV")
-    p.add_argument("--scenes", type=int, default=20)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--level", choices=["standard", "hard"], default="standard")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_bench_vision)
-    p = bsub.add_parser("rules", help="every attack query on a 12-unit, 10-block table, timed")
-    p.add_argument("--tables", type=int, default=20)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_bench_rules)
-    p = bsub.add_parser("live", help="a moving table: live tracker vs full-frame detectMarkers")
-    p.add_argument("--frames", type=int, default=40)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_bench_live)
+    for name, help_text, count, default, func in (
+            ("vision", "minis on rendered tables: pipeline vs plain OpenCV", "--scenes", 20, cmd_bench_vision),
+            ("rules", "every attack query on a 12-unit, 10-block table, timed", "--tables", 20, cmd_bench_rules),
+            ("live", "a moving table: live tracker vs full-frame detectMarkers", "--frames", 40, cmd_bench_live)):
+        p = bsub.add_parser(name, help=help_text)
+        p.add_argument(count, type=int, default=default)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
+        if name == "vision":
+            p.add_argument("--level", choices=["standard", "hard"], default="standard")
 
     p = sub.add_parser("demo", help="the product on a built-in synthetic table, no camera needed")
     p.add_argument("--frames", type=int, default=12)

@@ -179,6 +179,17 @@ def _section(p: _Problems, data: dict, key: str) -> dict:
     return value
 
 
+def _choice(p: _Problems, data: dict, section: str, key: str, default: str, allowed: tuple[str, ...],
+            hint: str) -> str:
+    """A one-key table whose string value must be one of `allowed`."""
+    table = _section(p, data, section)
+    _unknown(p, table, {key}, section)
+    value = _string(p, table, key, section, default)
+    if value not in allowed:
+        p.add(f"{section}.{key}", f"unknown {key if key != 'name' else section} {value!r} ({hint})")
+    return value
+
+
 def _array_of_tables(p: _Problems, data: dict, key: str) -> list[dict]:
     value = data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
@@ -209,11 +220,7 @@ def parse_setup(data: dict[str, Any], path: str) -> Setup:
         depth_mm=_number(p, table_t, "depth_mm", "table", 800.0, positive=True),
     )
 
-    markers_t = _section(p, data, "markers")
-    _unknown(p, markers_t, {"dictionary"}, "markers")
-    dictionary = _string(p, markers_t, "dictionary", "markers", "DICT_4X4_50")
-    if dictionary not in DICTIONARIES:
-        p.add("markers.dictionary", f"unknown dictionary {dictionary!r} (try DICT_4X4_50)")
+    dictionary = _choice(p, data, "markers", "dictionary", "DICT_4X4_50", DICTIONARIES, "try DICT_4X4_50")
 
     anchors = []
     for i, a in enumerate(_array_of_tables(p, data, "anchors")):
@@ -233,11 +240,7 @@ def parse_setup(data: dict[str, Any], path: str) -> Setup:
         _unknown(p, cam_t, {"matrix", "distortion"}, "camera")
         camera = _camera(p, cam_t)
 
-    ruleset_t = _section(p, data, "ruleset")
-    _unknown(p, ruleset_t, {"name"}, "ruleset")
-    ruleset = _string(p, ruleset_t, "name", "ruleset", "knight")
-    if ruleset not in RULESETS:
-        p.add("ruleset.name", f"unknown ruleset {ruleset!r} (one of {', '.join(RULESETS)})")
+    ruleset = _choice(p, data, "ruleset", "name", "knight", RULESETS, f"one of {', '.join(RULESETS)}")
 
     players = []
     for i, pl in enumerate(_array_of_tables(p, data, "players")):
