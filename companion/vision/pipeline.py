@@ -14,10 +14,11 @@ from companion.state import MarkerSighting, MiniState, TableState
 from companion.vision.camera import CameraModel
 from companion.vision.markers import MarkerDetections, detect, dictionary, to_gray
 from companion.vision.minis import MarkerPose, locate_horizontal_marker
-from companion.vision.registration import Registration, register
+from companion.vision.registration import Registration, anchor_points, register, residual_px
 
 KNOCKED_OVER_DEG = 45.0
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
+SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
 
 def side_sigma_px(side_px: float) -> float:
@@ -79,6 +80,7 @@ class Locator:
         # not move, so their registration and placement cost nothing the next frame.
         self._registrations: dict[bytes, Registration] = {}
         self._placements: dict[tuple, tuple] = {}
+        self._last_registration: Registration | None = None
 
     def _register(self, det: MarkerDetections, focal_px: float) -> Registration:
         anchors = self.setup.anchor_ids
@@ -87,8 +89,20 @@ class Locator:
         if key not in self._registrations:
             if len(self._registrations) > 64:
                 self._registrations.clear()
-            self._registrations[key] = register(det, self.setup.anchors, focal_px)
+            self._registrations[key] = self._steady(register(det, self.setup.anchors, focal_px), det, focal_px)
+        self._last_registration = self._registrations[key]
         return self._registrations[key]
+
+    def _steady(self, new: Registration, det: MarkerDetections, focal_px: float) -> Registration:
+        """Keep the last pose while it still explains the anchors in view as well as a new fit does
+        (within noise): the camera has not moved, only an anchor was hidden or shown (by a hand).
+        Everything placed on the pose then stays as it was, to the bit."""
+        last = self._last_registration
+        if last is None or not (new.registered and last.registered):
+            return new
+        obj, img = anchor_points(det, self.setup.anchors)
+        still = residual_px(last.pose, obj, img, focal_px)
+        return last if still <= max(SAME_POSE_MARGIN * new.residual_px, 0.15) else new
 
 
 

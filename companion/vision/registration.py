@@ -49,6 +49,26 @@ def square_corners_mm(x_mm: float, y_mm: float, size_mm: float, heading_deg: flo
     return np.array([[p[0], p[1], z_mm] for p in xy])
 
 
+def anchor_points(detections: MarkerDetections, anchors: tuple[AnchorSpec, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Table corners (M, 3) and their normalized image points (M, 2) of the visible anchors seen once."""
+    by_id = {a.id: a for a in anchors}
+    ids = [int(i) for i in detections.ids]
+    rows = [k for k, i in enumerate(ids) if i in by_id and ids.count(i) == 1]
+    if not rows:
+        return np.zeros((0, 3)), np.zeros((0, 2))
+    obj = np.concatenate([square_corners_mm(by_id[ids[k]].x_mm, by_id[ids[k]].y_mm, by_id[ids[k]].size_mm,
+                                            by_id[ids[k]].rotation_deg) for k in rows])
+    return obj, np.concatenate([detections.corners_norm[k] for k in rows])
+
+
+def residual_px(pose: TablePose, object_pts: np.ndarray, image_pts: np.ndarray, focal_px: float) -> float:
+    """RMS reprojection error of table points under a pose, in pixels."""
+    if len(object_pts) == 0:
+        return float("nan")
+    cam = pose.to_camera(object_pts)
+    return float(np.sqrt(np.mean(np.sum((cam[:, :2] / cam[:, 2:3] - image_pts) ** 2, axis=1)))) * focal_px
+
+
 def register(detections: MarkerDetections, anchors: tuple[AnchorSpec, ...], focal_px: float) -> Registration:
     by_id = {a.id: a for a in anchors}
     rows = [i for i, marker_id in enumerate(detections.ids) if int(marker_id) in by_id]
@@ -68,8 +88,7 @@ def register(detections: MarkerDetections, anchors: tuple[AnchorSpec, ...], foca
     ids = tuple(int(detections.ids[i]) for i in rows)
     if pose is None:
         return Registration(False, None, ids, float("nan"), "table not registered: anchor pose fit failed")
-    projected = pose.to_camera(object_pts)
-    residual = float(np.sqrt(np.mean(np.sum((projected[:, :2] / projected[:, 2:3] - image_pts) ** 2, axis=1)))) * focal_px
+    residual = residual_px(pose, object_pts, image_pts, focal_px)
     if residual > MAX_RESIDUAL_PX:
         return Registration(False, None, ids, residual,
                             f"table not registered: anchors disagree by {residual:.1f} px "

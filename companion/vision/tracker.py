@@ -36,11 +36,12 @@ CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a ch
 SMALL_SCALE = 4  # the change map is this many times smaller than the frame
 SMALL_CHANGE_LEVEL = 40  # single nearest-neighbour pixels are noisier than averaged ones
 CELL = 16  # change-map cell, in small pixels (64 px of the frame)
-SEARCH_MARGIN = 1.2  # a changed region is searched this many marker sides around it
+SEARCH_MARGIN = 0.8  # a changed region is searched this many marker sides around it (16 mm a frame at 20 mm)
 SCAN_GRID = (4, 4)
 SCAN_EVERY = 8  # frames between two scanned tiles (a backstop: changed cells find new markers first)
 REMEASURE_EVERY = 6  # on idle frames, one still marker in this many frames is measured afresh (height learning)
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
+MARKER_CONTRAST_SHARE = 0.6  # a changed region is searched only if it keeps this share of the marker's contrast
 SEARCH_BUDGET = 3  # searched boxes per frame at most; the rest wait their turn
 RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
@@ -64,6 +65,7 @@ class _Region:
     frame: int  # last frame it was seen
     side_px: float = 0.0
     quad_key: bytes = b""  # corners_px bytes: the same corners mean the same, unchanged region
+    marker_mask: np.ndarray | None = None  # the marker and its white margin within box (the rest is surroundings)
 
     @property
     def precise(self) -> bool:
@@ -181,6 +183,7 @@ class LiveTracker:
     def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
         h, w = gray.gray.shape
         kept, moving, hidden, expected = [], [], [], []
+        settling: list[tuple[int, Box]] = []  # (row in kept, search box) of markers that stopped, unrefined
         diff_small = cv2.absdiff(small, self._small)
         for marker_id, regions in self._regions.items():
             for region in regions:
@@ -189,19 +192,30 @@ class LiveTracker:
                 # The quarter-size map sees any edge that moved; only then compare at full size.
                 quiet = diff_small[y0 // SMALL_SCALE:-(-y1 // SMALL_SCALE), x0 // SMALL_SCALE:-(-x1 // SMALL_SCALE)].max() \
                     < SMALL_CHANGE_LEVEL // 2
-                if not quiet and np.abs(cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16)
-                                        - region.reference).max() >= CHANGE_LEVEL:
+                changed = None if quiet else \
+                    np.abs(cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16) - region.reference) >= CHANGE_LEVEL
+                # Only a change on the marker itself counts: a hand passing its surroundings does not.
+                if changed is not None and changed[region.marker_mask].any():
+                    if not self._marker_like(gray, grown, region):
+                        continue  # covered (a hand): nothing readable there now; looked at again when it changes
                     (moving if region.frame >= frame - 1 else hidden).append(grown)
                     expected.append((marker_id, grown))
-                elif region.precise:
+                else:
                     kept.append(region.detections)
-                else:  # it stopped moving: now it is worth the full pattern fit
-                    gray.ensure(grown)
-                    settled = refine(gray.gray, camera, region.detections.ids, region.detections.corners_px,
-                                     self.setup.dictionary)
-                    kept.append(settled if len(settled) else region.detections)
-        if not moving and not hidden and frame % self.remeasure_every == 0:
-            kept = self._remeasure_one(gray, camera, kept)
+                    if not region.precise:
+                        settling.append((len(kept) - 1, grown))
+        if not moving and not hidden:
+            # An idle frame has time for one full pattern fit: first a marker that has stopped
+            # moving (placed meanwhile from OpenCV's corners at its known height, ~0.3 mm), else
+            # every few frames a still one again, so heights are learned.
+            if settling:
+                k, grown = settling[0]
+                gray.ensure(grown)
+                settled = refine(gray.gray, camera, kept[k].ids, kept[k].corners_px, self.setup.dictionary)
+                if len(settled):
+                    kept[k] = settled
+            elif frame % self.remeasure_every == 0:
+                kept = self._remeasure_one(gray, camera, kept)
         # Cells that changed last frame and are still now: a marker put down becomes readable when
         # the hand has left and the area settles; nothing under a moving hand can be read anyway.
         cells = merge_boxes(self._settled_cells(diff_small, moving + hidden))
@@ -219,7 +233,8 @@ class LiveTracker:
             missing = [m for m, box in expected if _contains(roi, box) and m not in set(quick.ids.tolist())
                        and (frame + m) % RESCUE_EVERY == 0]
             if missing:  # small or blurred markers need the slow second look; only where one is due
-                quick = self._search(gray, camera, roi, known, rescue=True, quick=False)
+                boxes = [box for m, box in expected if m in missing]
+                quick = self._search(gray, camera, roi, known, rescue=True, quick=False, rescue_within=boxes)
             found.append(quick)
         if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
             found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
@@ -227,6 +242,16 @@ class LiveTracker:
         self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
                              regions_reused=self.stats.regions_reused + len(kept))
         return _dedupe(MarkerDetections.concat(kept + [self._same_as_before(f) for f in found]))
+
+    @staticmethod
+    def _marker_like(gray: _SparseGray, box: Box, region: _Region) -> bool:
+        """Is there still black-and-white contrast like the marker's around where it was? (A marker
+        that moved keeps its contrast; one under a hand does not.)"""
+        x0, y0, x1, y1 = box
+        patch = gray.ensure(box)[::2, ::2]
+        reference = region.reference
+        ref_range = int(reference.max()) - int(reference.min())
+        return int(patch.max()) - int(patch.min()) >= MARKER_CONTRAST_SHARE * ref_range
 
     def _remeasure_one(self, gray: _SparseGray, camera, kept: list[MarkerDetections]) -> list[MarkerDetections]:
         """An idle frame: fit one still, roster marker again on this frame's pixels. Its new corners
@@ -246,10 +271,12 @@ class LiveTracker:
         return kept
 
     def _search(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections, rescue: bool,
-                quick: bool) -> MarkerDetections:
+                quick: bool, rescue_within: list[Box] | None = None) -> MarkerDetections:
         """Markers in roi, refined only if not already known at the same place this frame."""
         x0, y0, x1, y1 = roi
-        ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick)
+        within = None if rescue_within is None else [(b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0) for b in rescue_within]
+        ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick,
+                                rescue_within=within)
         new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
         rows, again = [], []
         for i in new:
@@ -314,8 +341,12 @@ class LiveTracker:
                 pad = int(math.ceil(side * 0.45)) + 3  # the marker and its white margin
                 x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - pad, 0)
                 x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + pad + 1, (w, h))
+                marker_mask = np.zeros((int(y1 - y0), int(x1 - x0)), np.uint8)
+                centre = quad.mean(axis=0)
+                cv2.fillConvexPoly(marker_mask, ((quad - centre) * 1.25 + centre - (x0, y0)).round().astype(np.int32), 1)
                 region = _Region(detections[row], (int(x0), int(y0), int(x1), int(y1)),
-                                 cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16), frame, side, key)
+                                 cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16), frame, side, key,
+                                 marker_mask.astype(bool))
             fresh.setdefault(marker_id, []).append(region)
         # Markers not found this frame keep their regions, so they are looked for again when uncovered.
         for marker_id, regions in self._regions.items():
@@ -406,10 +437,10 @@ def _near_any(det: MarkerDetections, marker_id: int, centre_px: np.ndarray, with
 
 def _dedupe(det: MarkerDetections) -> MarkerDetections:
     """One row per physical marker: the same id at (nearly) the same place, found twice, is one."""
-    keep: list[int] = []
-    centres = det.corners_px.mean(axis=1) if len(det) else np.zeros((0, 2))
-    for i in range(len(det)):
-        if any(det.ids[j] == det.ids[i] and np.linalg.norm(centres[j] - centres[i]) < 3.0 for j in keep):
-            continue
-        keep.append(i)
-    return det[keep] if keep else MarkerDetections.empty()
+    if len(det) < 2:
+        return det
+    centres = det.corners_px.mean(axis=1)
+    near = np.linalg.norm(centres[:, None] - centres[None, :], axis=2) < 3.0
+    same = (det.ids[:, None] == det.ids[None, :]) & near
+    earlier_twin = np.triu(same, k=1).any(axis=0)  # row j repeats an earlier row i < j
+    return det if not earlier_twin.any() else det[np.flatnonzero(~earlier_twin)]
