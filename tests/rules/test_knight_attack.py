@@ -173,3 +173,13 @@ def test_polearms_strike_first_against_a_descent_too():
     units = [unit(1, "red", 0, 0, standing=19.2), unit(2, "blue", 50, 0, heading=180, cls="polearm")]
     v = attack(table(*units), 1, 2, descent=True)
     assert v.extra["polearm_prestrike"]["fraction"] == "1/3" and "descent" in v.consequences[-1]
+
+
+@given(st.floats(-200, 200), st.floats(30, 300), st.floats(20, 60), st.floats(5, 60), st.booleans())
+def test_cover_is_unchanged_by_blocks_far_from_the_line(bx, far_y, size, height, above):
+    """A block whose footprint stays more than 30 mm from the line of attack changes nothing."""
+    base = table(unit(1, "red", -300, 0, cls="shooter"), unit(2, "blue", 300, 0), blocks=[block(5, -20, -20, 20, 20, 9.6)])
+    y0 = far_y + 30 if above else -(far_y + 30) - size
+    far = table(*base.units, blocks=[*base.blocks, block(9, bx, y0, bx + size, y0 + size, height)])
+    assert line_cover(base, base.unit(1), base.unit(2), RED) == line_cover(far, far.unit(1), far.unit(2), RED)
+    assert attack(base, 1, 2).to_json() == attack(far, 1, 2).to_json()

@@ -75,3 +75,18 @@ def test_tolerance_edge_is_exactly_one_finger(threshold, finger):
     assert within_for_acting_side(threshold + finger * 0.999, threshold, profile)
     assert not within_for_acting_side(threshold + finger, threshold, profile)
     assert within_for_acting_side(threshold, threshold, profile)
+
+
+@given(st.lists(st.tuples(st.floats(0, 400), st.floats(0, 300), st.booleans()), min_size=1, max_size=9))
+def test_squads_are_exactly_the_connected_components(points):
+    """Brute force: two units are in one squad iff a chain of same-player links of <= 2 fingers joins them."""
+    units = [unit(i + 1, "red" if red else "blue", x, y) for i, (x, y, red) in enumerate(points)]
+    finger = {"red": RED.finger_mm, "blue": BLUE.finger_mm}  # each squad in its owner's fingers
+    linked = {(a.id, b.id) for a in units for b in units
+              if a.player == b.player and edge_distance_mm(a, b) <= 2 * finger[a.player]}
+    reach = {u.id: {u.id} for u in units}
+    for _ in units:  # transitive closure by repeated relaxation
+        for a, b in linked:
+            reach[a] |= reach[b]
+    expected = sorted({tuple(sorted(r)) for r in reach.values()})
+    assert sorted(tuple(g) for g in squads(table(*units))) == expected
