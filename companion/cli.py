@@ -305,6 +305,53 @@ def _game_event(args, game, g):
     return None
 
 
+# --- print -----------------------------------------------------------------------------------------
+
+def cmd_print_markers(args: argparse.Namespace) -> int:
+    from calibration.printing import markers_pages
+    from calibration.vector import to_pdf, to_svg
+    from companion.files import write_bytes_atomic, write_text_atomic
+    from companion.setup_file import load_setup
+
+    setup = load_setup(args.setup)
+    pages = markers_pages(setup, args.paper)
+    out = Path(args.out)
+    write_bytes_atomic(out / "markers.pdf", to_pdf(pages))
+    svgs = []
+    for k, page in enumerate(pages, start=1):
+        write_text_atomic(out / f"markers-{k}.svg", to_svg(page))
+        svgs.append(str(out / f"markers-{k}.svg"))
+    result = {"pdf": str(out / "markers.pdf"), "svg": svgs, "pages": len(pages),
+              "markers": [a.id for a in setup.anchors] + [m.id for m in setup.minis] + [o.id for o in setup.objects]}
+    if args.json:
+        _print_json(result)
+    else:
+        print(f"wrote {result['pdf']} ({len(pages)} page(s)) and {len(svgs)} SVG(s): print at 100% scale and check "
+              "the 100 mm ruler with a real ruler")
+    return 0
+
+
+def cmd_print_board(args: argparse.Namespace) -> int:
+    from calibration.printing import board_page
+    from calibration.vector import to_pdf, to_svg
+    from companion.files import write_bytes_atomic, write_text_atomic
+
+    try:
+        cols, rows = (int(v) for v in args.squares.lower().split("x"))
+    except ValueError:
+        raise InputError("--squares: COLSxROWS, e.g. 7x5") from None
+    page, _ = board_page((cols, rows), args.square_mm, args.marker_mm, args.dictionary, args.paper)
+    out = Path(args.out)
+    write_bytes_atomic(out / "board.pdf", to_pdf([page]))
+    write_text_atomic(out / "board.svg", to_svg(page))
+    if args.json:
+        _print_json({"pdf": str(out / "board.pdf"), "svg": str(out / "board.svg"), "squares": [cols, rows],
+                     "square_mm": args.square_mm, "marker_mm": args.marker_mm, "dictionary": args.dictionary})
+    else:
+        print(f"wrote {out / 'board.pdf'} and {out / 'board.svg'}: print at 100% and glue it flat on card")
+    return 0
+
+
 # --- synth -----------------------------------------------------------------------------------------
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -479,6 +526,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = ksub.add_parser("control", help="who controls each strategic object")
     rules_args(p)
     p.set_defaults(func=cmd_knight_control)
+
+    printing = sub.add_parser("print", help="printable markers and the calibration board (PDF and SVG)")
+    psub = printing.add_subparsers(dest="what", required=True, metavar="WHAT")
+    p = psub.add_parser("markers", help="anchors and every roster marker at exact size")
+    p.add_argument("--setup", required=True)
+    p.add_argument("--out", required=True, help="folder for markers.pdf and markers-N.svg")
+    p.add_argument("--paper", choices=["a4", "letter"], default="a4")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_print_markers)
+    p = psub.add_parser("board", help="a ChArUco board for camera calibration")
+    p.add_argument("--out", required=True)
+    p.add_argument("--squares", default="7x5")
+    p.add_argument("--square-mm", type=float, default=30.0)
+    p.add_argument("--marker-mm", type=float, default=22.0)
+    p.add_argument("--dictionary", default="DICT_5X5_100")
+    p.add_argument("--paper", choices=["a4", "letter"], default="a4")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_print_board)
 
     p = sub.add_parser("synth", help="render synthetic tables with their setup and truth (test data)")
     p.add_argument("--out", required=True, help="folder to write into")

@@ -1,0 +1,94 @@
+"""Print -> rasterise the PDF at a known DPI -> detect: exact sizes, every id, nothing cut by a page edge."""
+
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from collections import Counter
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.printing import board_page, markers_pages
+from calibration.vector import to_pdf, to_svg
+from companion.errors import InputError
+from companion.setup_file import AnchorSpec, MiniSpec, ObjectSpec, Setup, default_anchors, TableSpec
+from companion.vision.camera import CameraModel
+from companion.vision.markers import detect
+
+DPI = 300
+PX_PER_MM = DPI / 25.4
+needs_pdftoppm = pytest.mark.skipif(shutil.which("pdftoppm") is None, reason="pdftoppm (poppler-utils) is not installed")
+
+
+def setup_with_roster():
+    minis = tuple(MiniSpec(i, f"mini {i}", marker_mm=size) for i, size in zip(range(4, 30), [15, 18, 20, 22, 25] * 6))
+    return Setup(path="<test>", anchors=default_anchors(TableSpec()), minis=minis,
+                 objects=(ObjectSpec(40, "castle", marker_mm=30.0, name="castle"),))
+
+
+def rasterise(pdf: bytes, tmp_path) -> list[np.ndarray]:
+    (tmp_path / "out.pdf").write_bytes(pdf)
+    subprocess.run(["pdftoppm", "-r", str(DPI), "-gray", "-png", str(tmp_path / "out.pdf"), str(tmp_path / "page")],
+                   check=True, timeout=120)
+    return [cv2.imread(str(p), cv2.IMREAD_GRAYSCALE) for p in sorted(tmp_path.glob("page-*.png"))]
+
+
+@needs_pdftoppm
+@pytest.mark.parametrize("paper", ["a4", "letter"])
+def test_printed_markers_measure_their_setup_size(tmp_path, paper):
+    setup = setup_with_roster()
+    pages = markers_pages(setup, paper)
+    images = rasterise(to_pdf(pages), tmp_path)
+    assert len(images) == len(pages) >= 2
+    expected = {a.id: a.size_mm for a in setup.anchors} | {m.id: m.marker_mm for m in setup.minis} | {40: 30.0}
+    seen = Counter()
+    for image in images:
+        h, w = image.shape
+        found = detect(image, CameraModel.guess(w, h), setup.dictionary)
+        for marker_id, corners in zip(found.ids, found.corners_px):
+            marker_id = int(marker_id)
+            seen[marker_id] += 1
+            side_mm = np.mean(np.linalg.norm(corners - np.roll(corners, 1, axis=0), axis=1)) / PX_PER_MM
+            assert abs(side_mm - expected[marker_id]) / expected[marker_id] < 0.005, (marker_id, side_mm)
+            # whole on its page, with its quiet zone, never against an edge
+            assert corners.min() > 5 * PX_PER_MM and (corners[:, 0] < w - 5 * PX_PER_MM).all() \
+                and (corners[:, 1] < h - 5 * PX_PER_MM).all()
+    assert seen == Counter({i: 1 for i in expected})
+
+
+@needs_pdftoppm
+def test_the_ruler_is_100_mm(tmp_path):
+    pages = markers_pages(Setup(path="<test>", anchors=(AnchorSpec(0, 45, 45),)), "a4")
+    (image,) = rasterise(to_pdf(pages), tmp_path)
+    y = int(round((pages[0].height_mm - 10.0 - 8.0) * PX_PER_MM))
+    dark = np.flatnonzero(image[y] < 128)
+    assert abs((dark.max() - dark.min()) / PX_PER_MM - 100.0) < 0.5
+
+
+@needs_pdftoppm
+def test_board_is_found_whole_at_its_square_size(tmp_path):
+    page, board = board_page()
+    (image,) = rasterise(to_pdf([page]), tmp_path)
+    detector = cv2.aruco.CharucoDetector(board)
+    corners, ids, _, _ = detector.detectBoard(image)
+    assert ids is not None and len(ids) == 6 * 4  # every inner corner of 7 x 5 squares
+    pts = corners.reshape(-1, 2)[np.argsort(ids.ravel())]
+    spacing = np.linalg.norm(np.diff(pts.reshape(4, 6, 2), axis=1), axis=2).mean() / PX_PER_MM
+    assert abs(spacing - 30.0) / 30.0 < 0.005
+
+
+def test_svg_pages_are_well_formed_and_exact_size():
+    (page,) = markers_pages(Setup(path="<test>", anchors=(AnchorSpec(0, 45, 45),)), "letter")
+    root = ET.fromstring(to_svg(page))
+    assert root.get("width") == "215.9mm" and root.get("height") == "279.4mm"
+    assert len(root.findall("{http://www.w3.org/2000/svg}rect")) > 5
+
+
+def test_impossible_prints_are_clear_errors():
+    with pytest.raises(InputError, match="does not fit"):
+        markers_pages(Setup(path="<test>", anchors=(AnchorSpec(0, 45, 45, size_mm=300.0),)))
+    with pytest.raises(InputError, match="nothing to print"):
+        markers_pages(Setup(path="<test>"))
+    with pytest.raises(InputError, match="smaller than"):
+        board_page(square_mm=20, marker_mm=22)
