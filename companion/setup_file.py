@@ -366,7 +366,7 @@ def default_anchors(table: TableSpec, size_mm: float = 50.0, inset_mm: float = 4
     return tuple(AnchorSpec(id=i, x_mm=x, y_mm=y, size_mm=size_mm) for i, (x, y) in enumerate(spots))
 
 
-def _toml_value(value: Any) -> str:
+def toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -374,39 +374,39 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} to TOML")
 
 
 def setup_to_toml(setup: Setup) -> str:
     """The setup as a TOML document that `load_setup` reads back to an equal Setup."""
-    lines = ["[table]", f"width_mm = {_toml_value(setup.table.width_mm)}",
-             f"depth_mm = {_toml_value(setup.table.depth_mm)}", "",
-             "[markers]", f"dictionary = {_toml_value(setup.dictionary)}", ""]
+    lines = ["[table]", f"width_mm = {toml_value(setup.table.width_mm)}",
+             f"depth_mm = {toml_value(setup.table.depth_mm)}", "",
+             "[markers]", f"dictionary = {toml_value(setup.dictionary)}", ""]
     for a in setup.anchors:
-        lines += ["[[anchors]]", f"id = {a.id}", f"x_mm = {_toml_value(a.x_mm)}", f"y_mm = {_toml_value(a.y_mm)}",
-                  f"size_mm = {_toml_value(a.size_mm)}", f"rotation_deg = {_toml_value(a.rotation_deg)}", ""]
+        lines += ["[[anchors]]", f"id = {a.id}", f"x_mm = {toml_value(a.x_mm)}", f"y_mm = {toml_value(a.y_mm)}",
+                  f"size_mm = {toml_value(a.size_mm)}", f"rotation_deg = {toml_value(a.rotation_deg)}", ""]
     if setup.camera is not None:
-        lines += ["[camera]", f"matrix = {_toml_value([list(r) for r in setup.camera.matrix])}",
-                  f"distortion = {_toml_value(list(setup.camera.distortion))}", ""]
-    lines += ["[ruleset]", f"name = {_toml_value(setup.ruleset)}", ""]
+        lines += ["[camera]", f"matrix = {toml_value([list(r) for r in setup.camera.matrix])}",
+                  f"distortion = {toml_value(list(setup.camera.distortion))}", ""]
+    lines += ["[ruleset]", f"name = {toml_value(setup.ruleset)}", ""]
     for p in setup.players:
-        lines += ["[[players]]", f"name = {_toml_value(p.name)}", f"hand_mm = {_toml_value(p.hand_mm)}",
-                  f"finger_mm = {_toml_value(p.finger_mm)}", ""]
+        lines += ["[[players]]", f"name = {toml_value(p.name)}", f"hand_mm = {toml_value(p.hand_mm)}",
+                  f"finger_mm = {toml_value(p.finger_mm)}", ""]
     for m in setup.minis:
-        lines += ["[[minis]]", f"id = {m.id}", f"name = {_toml_value(m.name)}", f"marker_mm = {_toml_value(m.marker_mm)}"]
+        lines += ["[[minis]]", f"id = {m.id}", f"name = {toml_value(m.name)}", f"marker_mm = {toml_value(m.marker_mm)}"]
         for key, value in (("player", m.player), ("faction", m.faction), ("class", m.unit_class)):
             if value:
-                lines.append(f"{key} = {_toml_value(value)}")
-        lines.append(f"base_mm = {_toml_value(m.base_mm)}")
+                lines.append(f"{key} = {toml_value(value)}")
+        lines.append(f"base_mm = {toml_value(m.base_mm)}")
         if m.height_given:
-            lines.append(f"height_mm = {_toml_value(m.height_mm)}")
+            lines.append(f"height_mm = {toml_value(m.height_mm)}")
         if m.marker_height_mm is not None:
-            lines.append(f"marker_height_mm = {_toml_value(m.marker_height_mm)}")
+            lines.append(f"marker_height_mm = {toml_value(m.marker_height_mm)}")
         lines.append("")
     for o in setup.objects:
-        lines += ["[[objects]]", f"id = {o.id}", f"kind = {_toml_value(o.kind)}", f"radius_mm = {_toml_value(o.radius_mm)}",
-                  f"name = {_toml_value(o.name)}", f"marker_mm = {_toml_value(o.marker_mm)}", ""]
+        lines += ["[[objects]]", f"id = {o.id}", f"kind = {toml_value(o.kind)}", f"radius_mm = {toml_value(o.radius_mm)}",
+                  f"name = {toml_value(o.name)}", f"marker_mm = {toml_value(o.marker_mm)}", ""]
     for name, table in setup.sections.items():
-        lines += [f"[{name}]"] + [f"{k} = {_toml_value(v)}" for k, v in table.items()] + [""]
+        lines += [f"[{name}]"] + [f"{k} = {toml_value(v)}" for k, v in table.items()] + [""]
     return "\n".join(lines)

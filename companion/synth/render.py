@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import cv2
 import numpy as np
 
-from companion.synth.scene import LEGO_RGB, Scene, SynthBrick, SynthHand, SynthMini
+from companion.synth.scene import LEGO_RGB, Scene, SynthBoard, SynthBrick, SynthHand, SynthMini
 from companion.vision.boxes import merge_boxes, overlap
 from companion.vision.markers import marker_bits
 
@@ -201,7 +202,58 @@ def scene_primitives(scene: Scene) -> list[_Primitive]:
         prims.append(_brick_primitive(b, light))
     for h in scene.hands:
         prims.extend(_hand_primitives(h, light))
+    for b in scene.boards:
+        prims.append(_board_primitive(b, light))
     return prims
+
+
+@lru_cache(maxsize=8)
+def _board_bitmap(board: "SynthBoard", px_per_mm: int = 8) -> np.ndarray:
+    """The printed board as a bitmap (True white), y down from its top-left, as OpenCV lays it out:
+    top-left square black, markers in the white squares in row-major order."""
+    cols, rows = board.squares
+    sq = int(round(board.square_mm * px_per_mm))
+    image = np.ones((rows * sq, cols * sq), bool)
+    inset = (board.square_mm - board.marker_mm) / 2
+    k = 0
+    for j in range(rows):
+        for i in range(cols):
+            if (i + j) % 2 == 0:
+                image[j * sq:(j + 1) * sq, i * sq:(i + 1) * sq] = False
+                continue
+            bits = marker_bits(board.dictionary, k) > 0
+            k += 1
+            cells = bits.shape[0]
+            module = board.marker_mm / cells
+            for r in range(cells):
+                for c in range(cells):
+                    if not bits[r, c]:
+                        y0 = int(round((j * board.square_mm + inset + r * module) * px_per_mm))
+                        x0 = int(round((i * board.square_mm + inset + c * module) * px_per_mm))
+                        y1 = int(round((j * board.square_mm + inset + (r + 1) * module) * px_per_mm))
+                        x1 = int(round((i * board.square_mm + inset + (c + 1) * module) * px_per_mm))
+                        image[y0:y1, x0:x1] = False
+    return image
+
+
+def _board_primitive(board: "SynthBoard", light: np.ndarray) -> _Primitive:
+    cols, rows = board.squares
+    w, h = cols * board.square_mm, rows * board.square_mm
+    bitmap = _board_bitmap(board)
+    scale = bitmap.shape[1] / w
+    white, black = np.array([0.92, 0.92, 0.9]), np.array([0.06, 0.06, 0.07])
+
+    def albedo(u: np.ndarray, v: np.ndarray, face: np.ndarray) -> np.ndarray:
+        # local u to the right (+x), v up (+y); the board's own y runs down from its top edge
+        bx, by = u + w / 2, h / 2 - v
+        col, row = np.floor(bx * scale).astype(int), np.floor(by * scale).astype(int)
+        inside = (col >= 0) & (col < bitmap.shape[1]) & (row >= 0) & (row < bitmap.shape[0])
+        value = np.ones(len(u), bool)
+        value[inside] = bitmap[row[inside], col[inside]]
+        return np.where(value[:, None], white, black)
+
+    # Heading 90: local up is +y, so the board's top edge is at y + h and its rows run towards -y.
+    return _box(board.x_mm + w / 2, board.y_mm + h / 2, w / 2 + 4, h / 2 + 4, 0.0, 0.1, 90.0, albedo, light)
 
 
 def _mini_primitives(scene: Scene, m: SynthMini, light: np.ndarray) -> list[_Primitive]:

@@ -87,6 +87,18 @@ class SynthHand:
 
 
 @dataclass(frozen=True)
+class SynthBoard:
+    """A printed ChArUco board lying flat on the table (for calibration views)."""
+
+    x_mm: float  # its top-left corner
+    y_mm: float
+    squares: tuple[int, int] = (7, 5)
+    square_mm: float = 30.0
+    marker_mm: float = 22.0
+    dictionary: str = "DICT_5X5_100"
+
+
+@dataclass(frozen=True)
 class Imaging:
     noise_sigma: float = 2.0  # sensor noise, 8-bit levels
     blur_sigma_px: float = 0.6
@@ -110,6 +122,7 @@ class Scene:
     dictionary: str = "DICT_4X4_50"
     texture_seed: int = 0
     noise_seed: int = 0  # sensor noise differs frame to frame in a sequence
+    boards: tuple[SynthBoard, ...] = ()
     light_dir: tuple[float, float, float] = (0.3, -0.4, 0.87)
 
     def setup(self, path: str = "<synthetic>", with_camera: bool = True, roster_heights: bool = True,
