@@ -460,6 +460,26 @@ def cmd_calibrate_hand(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from calibration.doctor import diagnose, format_report
+    from companion.setup_file import load_setup
+    from companion.vision.sources import open_source
+
+    setup = load_setup(args.setup)
+    with open_source(args.camera) as source:
+        frame = source.read()
+    if frame is None:
+        from companion.errors import CameraError
+
+        raise CameraError(f"{args.camera}: opened, but gave no frame")
+    report = diagnose(frame.image, setup, args.camera)
+    if args.json:
+        _print_json(report)
+    else:
+        print(format_report(report))
+    return 0 if report["registration"].get("registered") else 5
+
+
 # --- synth -----------------------------------------------------------------------------------------
 
 def cmd_synth(args: argparse.Namespace) -> int:
@@ -678,6 +698,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markers", type=int, nargs=2, metavar=("A", "B"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate_hand)
+
+    p = sub.add_parser("doctor", help="is this camera good enough for the table, and what to fix")
+    p.add_argument("--setup", required=True)
+    p.add_argument("--camera", required=True, help="0 | URL | FILE (a video or a photo)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("synth", help="render synthetic tables with their setup and truth (test data)")
     p.add_argument("--out", required=True, help="folder to write into")
