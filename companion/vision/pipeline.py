@@ -17,6 +17,8 @@ from companion.vision.minis import MarkerPose, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
 KNOCKED_OVER_DEG = 45.0
+# Until block detection lands, an empty `blocks` list must not read as "no cover on the table".
+BLOCKS_NOT_SEEN = "blocks are not detected yet: `blocks` is empty whatever stands on the table, so no cover is ruled from it"
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
@@ -121,7 +123,8 @@ class Locator:
         if detections is None:
             detections = detect(gray, camera, self.setup.dictionary)
         reg = self._register(detections, camera.focal_px)
-        warnings = [] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"]
+        warnings = [BLOCKS_NOT_SEEN] + ([] if calibrated else
+                                        ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])
         if not reg.registered:
             state = TableState(registered=False, reason=reg.reason, frame=frame, timestamp=timestamp,
                                registration=reg.to_json(), warnings=tuple(warnings))
