@@ -8,6 +8,7 @@ to check that the printer kept the scale.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -136,3 +137,52 @@ def board_page(squares: tuple[int, int] = (7, 5), square_mm: float = 30.0, marke
                                                      f"markers {marker_mm:g} mm, {dictionary_name}"))
     _ruler(page)
     return page, board
+
+
+def hexmat_pages(grid, paper: str = "a4", overlap_mm: float = 10.0) -> list[Page]:
+    """The hex grid at exact scale, tiled over as many pages as the map needs.
+
+    Each page shows one window of the table (with `overlap_mm` shared with its neighbours) and
+    crosses at table coordinates every 100 mm, labelled, so the sheets can be laid and aligned.
+    """
+    from calibration.vector import PAPERS_MM
+    from companion.rules.contienda import HexGrid  # noqa: F401  (the grid's type)
+
+    width, height = PAPERS_MM[paper]
+    usable_w, usable_h = width - 2 * MARGIN_MM, height - 2 * MARGIN_MM - 12.0
+    hexes = [(q, r) for r in range(grid.rows) for q in range(-grid.rows, grid.columns + grid.rows) if grid.on_map((q, r))]
+    xs = [x for h in hexes for x, _ in grid.corners(h)]
+    ys = [y for h in hexes for _, y in grid.corners(h)]
+    x_min, x_max, y_min, y_max = min(xs), max(xs), min(ys), max(ys)
+    step_x, step_y = usable_w - overlap_mm, usable_h - overlap_mm
+    cols = max(1, math.ceil((x_max - x_min - overlap_mm) / step_x))
+    rows = max(1, math.ceil((y_max - y_min - overlap_mm) / step_y))
+    pages = []
+    for j in range(rows):
+        for i in range(cols):
+            wx0, wy0 = x_min + i * step_x, y_min + j * step_y
+            page = Page(width, height)
+
+            def to_page(x: float, y: float) -> tuple[float, float]:
+                # A sheet lies face up with its x along the table's x: the page's up is the table's +y.
+                return MARGIN_MM + (x - wx0), MARGIN_MM + 12.0 + (wy0 + usable_h - y)
+
+            def inside(x: float, y: float) -> bool:
+                return 0 <= x - wx0 <= usable_w and 0 <= y - wy0 <= usable_h
+
+            for h in hexes:
+                corners = grid.corners(h)
+                for a, b in zip(corners, corners[1:] + corners[:1]):
+                    if inside(*a) and inside(*b):
+                        page.items.append(Line(*to_page(*a), *to_page(*b), 0.25))
+            for gx in range(int(math.floor(wx0 / 100.0)) * 100, int(wx0 + usable_w) + 1, 100):
+                for gy in range(int(math.floor(wy0 / 100.0)) * 100, int(wy0 + usable_h) + 1, 100):
+                    if inside(gx, gy):
+                        px, py = to_page(gx, gy)
+                        page.items += [Line(px - 3, py, px + 3, py, 0.35), Line(px, py - 3, px, py + 3, 0.35),
+                                       Text(px + 1.0, py - 1.0, 2.2, f"{gx},{gy}")]
+            page.items.append(Text(MARGIN_MM, MARGIN_MM + 3.0, 3.5,
+                                   f"Hex mat, {grid.size_mm:g} mm hexes - sheet column {i + 1}/{cols}, row {j + 1}/{rows} "
+                                   "(row 1 at y = 0): crosses give table x,y in mm; lay them on top of each other"))
+            pages.append(page)
+    return pages

@@ -436,6 +436,26 @@ def cmd_print_markers(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_print_hexmat(args: argparse.Namespace) -> int:
+    from calibration.printing import hexmat_pages
+    from calibration.vector import to_pdf, to_svg
+    from companion.files import write_bytes_atomic, write_text_atomic
+    from companion.rules.contienda import HexGrid
+    from companion.setup_file import load_setup
+
+    setup = load_setup(args.setup)
+    pages = hexmat_pages(HexGrid.from_setup(setup.sections.get("hex", {})), args.paper)
+    out = Path(args.out)
+    write_bytes_atomic(out / "hexmat.pdf", to_pdf(pages))
+    for k, page in enumerate(pages, start=1):
+        write_text_atomic(out / f"hexmat-{k}.svg", to_svg(page))
+    if args.json:
+        _print_json({"pdf": str(out / "hexmat.pdf"), "pages": len(pages)})
+    else:
+        print(f"wrote {out / 'hexmat.pdf'} ({len(pages)} sheets): print at 100%, align the crosses")
+    return 0
+
+
 def cmd_print_board(args: argparse.Namespace) -> int:
     from calibration.printing import board_page
     from calibration.vector import to_pdf, to_svg
@@ -808,6 +828,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--paper", choices=["a4", "letter"], default="a4")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_print_markers)
+    p = psub.add_parser("hexmat", help="Contienda: the hex grid at exact scale, tiled over pages")
+    p.add_argument("--setup", required=True, help="its [hex] table gives the hex size, origin, columns and rows")
+    p.add_argument("--out", required=True)
+    p.add_argument("--paper", choices=["a4", "letter"], default="a4")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_print_hexmat)
     p = psub.add_parser("board", help="a ChArUco board for camera calibration")
     p.add_argument("--out", required=True)
     p.add_argument("--squares", default="7x5")

@@ -92,3 +92,23 @@ def test_impossible_prints_are_clear_errors():
         markers_pages(Setup(path="<test>"))
     with pytest.raises(InputError, match="smaller than"):
         board_page(square_mm=20, marker_mm=22)
+
+
+@needs_pdftoppm
+def test_hexmat_sheets_are_at_scale_and_oriented_like_the_table(tmp_path):
+    from calibration.printing import hexmat_pages
+    from calibration.vector import Line, Text
+    from companion.rules.contienda import HexGrid
+
+    grid = HexGrid(25.4, (0.0, 0.0), 12, 10)
+    pages = hexmat_pages(grid, "a4")
+    assert 2 <= len(pages) <= 4
+    # hex sides in the vector pages are 25.4 / sqrt(3) = 14.66 mm long
+    sides = [((i.x2 - i.x1) ** 2 + (i.y2 - i.y1) ** 2) ** 0.5 for i in pages[0].items if isinstance(i, Line) and i.width_mm == 0.25]
+    assert sides and all(abs(s - 25.4 / 3 ** 0.5) < 1e-6 for s in sides)
+    crosses = {i.text: (i.x, i.y) for i in pages[0].items if isinstance(i, Text) and "," in i.text and len(i.text) < 10}
+    # the table's +y is the page's up: the "0,100" cross is above "0,0"; +x is to the right
+    assert crosses["0,100"][1] < crosses["0,0"][1] and crosses["100,0"][0] > crosses["0,0"][0]
+    images = rasterise(to_pdf(pages[:1]), tmp_path)
+    h, w = images[0].shape  # pdftoppm rounds the page up to whole pixels
+    assert abs(h - 297 * PX_PER_MM) <= 1 and abs(w - 210 * PX_PER_MM) <= 1
