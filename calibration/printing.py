@@ -129,7 +129,6 @@ def board_page(squares: tuple[int, int] = (7, 5), square_mm: float = 30.0, marke
         for i in range(cols):
             if (i + j) % 2 == 0:
                 page.items.append(Rect(x0 + i * square_mm, y0 + j * square_mm, square_mm, square_mm))
-    cells = d.markerSize + 2
     for marker_id, corners in zip(board.getIds().ravel(), board.getObjPoints()):
         tl = np.asarray(corners)[0] * 1000.0
         draw_marker(page.items, x0 + tl[0], y0 + tl[1], marker_mm, marker_bits(dictionary_name, int(marker_id)))
@@ -139,15 +138,12 @@ def board_page(squares: tuple[int, int] = (7, 5), square_mm: float = 30.0, marke
     return page, board
 
 
-def hexmat_pages(grid, paper: str = "a4", overlap_mm: float = 10.0) -> list[Page]:
+def hexmat_pages(grid, paper: str = "a4", overlap_mm: float = 10.0) -> list[Page]:  # grid: a contienda.HexGrid
     """The hex grid at exact scale, tiled over as many pages as the map needs.
 
     Each page shows one window of the table (with `overlap_mm` shared with its neighbours) and
     crosses at table coordinates every 100 mm, labelled, so the sheets can be laid and aligned.
     """
-    from calibration.vector import PAPERS_MM
-    from companion.rules.contienda import HexGrid  # noqa: F401  (the grid's type)
-
     width, height = PAPERS_MM[paper]
     usable_w, usable_h = width - 2 * MARGIN_MM, height - 2 * MARGIN_MM - 12.0
     hexes = [(q, r) for r in range(grid.rows) for q in range(-grid.rows, grid.columns + grid.rows) if grid.on_map((q, r))]

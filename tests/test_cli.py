@@ -4,7 +4,6 @@ on stderr with a non-zero exit code, never a traceback."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -163,7 +163,6 @@ def reach(table: Table, grid: HexGrid, unit_id: int, ap: int, mobility: int = DE
     budget = ap * mobility
     best: dict[tuple[Hex, bool], int] = {(start, False): 0}
     queue = [(0, False, start)]
-    costs: dict[Hex, int] = {}
     while queue:
         spent, provoked, h = heapq.heappop(queue)
         if spent > best.get((h, provoked), math.inf):

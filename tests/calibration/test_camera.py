@@ -12,7 +12,7 @@ import pytest
 from calibration.camera import BoardSpec, ViewSet, calibrate
 from calibration.setup_edit import set_table
 from calibration.synthetic import TRUE_DISTORTION, TRUE_MATRIX, board_views
-from companion.errors import InputError, SetupError
+from companion.errors import SetupError
 from companion.setup_file import load_setup
 
 pytestmark = pytest.mark.slow  # renders 20 board views (~40 s)

@@ -1,6 +1,6 @@
 """Hand-built Knight tables for the rules tests (no camera involved)."""
 
-from companion.rules.table import Block, Table, TableObject, Unit
+from companion.rules.table import Block, Table, Unit
 from companion.setup_file import PlayerSpec
 
 RED = PlayerSpec("red", 178.0, 20.0)

@@ -8,7 +8,7 @@ from itertools import product
 import pytest
 from hypothesis import given, strategies as st
 
-from companion.rules.contienda import (HexGrid, Reach, charge_lanes, cube_round, damage, deployment_problems,
+from companion.rules.contienda import (HexGrid, charge_lanes, cube_round, damage, deployment_problems,
                                        distance, flanked, line, neighbours, odds, reach, ring)
 from tests.rules.knight_table import block, table, unit
 

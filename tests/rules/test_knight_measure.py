@@ -1,4 +1,3 @@
-import math
 
 from hypothesis import given, strategies as st
 

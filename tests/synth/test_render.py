@@ -8,7 +8,7 @@ import numpy as np
 
 from companion.setup_file import AnchorSpec, TableSpec
 from companion.synth.render import Renderer, marker_visible_fraction
-from companion.synth.scene import Imaging, SynthHand, SynthMini, look_at_pose, framing_camera, random_scene, Scene
+from companion.synth.scene import Imaging, SynthHand, look_at_pose, framing_camera, random_scene, Scene
 from companion.vision.markers import marker_bits
 
 

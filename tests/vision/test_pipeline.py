@@ -5,7 +5,6 @@ from dataclasses import replace
 
 import pytest
 
-from companion.setup_file import MiniSpec
 from companion.synth.render import Renderer
 from companion.vision.pipeline import Locator, fuse_roster_height
 from tests.conftest import rendered
