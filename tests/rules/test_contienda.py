@@ -136,3 +136,29 @@ def test_commands(tmp_path):
     hexes = run("reach", *files, "--unit", "4", "--ap", "1", "--mobility", "1")["hexes"]
     assert sorted(map(tuple, hexes)) == sorted((q, r, 1) for q, r in neighbours((5, 5)))
     assert run("odds", "--mod", "0") == run("odds", "--mod", "0") and run("odds", "--mod", "0")["full"] == pytest.approx(1 / 6)
+
+
+@pytest.mark.slow
+def test_end_to_end_from_a_rendered_frame_to_cells():
+    """Minis stood in known hexes (off-centre, inside), rendered, located, put in their cells."""
+    from dataclasses import replace
+
+    from companion.rules.contienda import cells
+    from companion.rules.table import Table
+    from companion.synth.render import Renderer
+    from companion.synth.scene import random_scene
+    from companion.vision.pipeline import Locator
+
+    grid = HexGrid(25.4, (60.0, 60.0), 40, 28)
+    scene = random_scene(55, n_minis=8, n_bricks=0)
+    wanted = [(2 + 4 * k, 3 + 2 * k) for k in range(8)]
+    minis = []
+    for mini, (q, r), k in zip(scene.minis, wanted, range(8)):
+        x, y = grid.centre((q, r))
+        angle = math.radians(45 * k)
+        minis.append(replace(mini, x_mm=x + 6 * math.cos(angle), y_mm=y + 6 * math.sin(angle)))  # 6 mm off centre
+    scene = replace(scene, minis=tuple(minis))
+    setup = scene.setup()
+    state = Locator(setup).locate(Renderer().render(scene))
+    found = cells(Table.from_state(state, setup), grid)
+    assert found == {m.id: h for m, h in zip(minis, wanted)}
