@@ -177,6 +177,12 @@ class MarkerDetections:
                    np.concatenate([p.refined for p in parts]), np.concatenate([p.raw_px for p in parts]))
 
 
+def mean_side_px(quad: np.ndarray) -> float:
+    """Mean length of a quad's four sides, in pixels: a marker's apparent size."""
+    quad = np.asarray(quad, np.float64)
+    return float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+
+
 def to_gray(image: np.ndarray) -> np.ndarray:
     if image.ndim == 2:
         return image
@@ -246,7 +252,7 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
     gray_f = _FloatView(gray)
     kept_ids, px_out, norm_out, rms_out, ok_out, raw_out = [], [], [], [], [], []
     for marker_id, quad in zip(ids, quads):
-        side_px = float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+        side_px = mean_side_px(quad)
         if side_px >= MODEL_FIT_MAX_SIDE_PX:
             corners_px, corners_norm, rms, ok = refine_quad(gray_f, camera, quad, cells)
         elif not precise:
@@ -430,7 +436,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
     off = half + margin_modules + 1
     tex_corners = (np.array([[-half, -half], [half, -half], [half, half], [-half, half]]) + off) * r - 0.5
     quad = np.asarray(quad, np.float64)
-    side_px = float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+    side_px = mean_side_px(quad)
     module_px = side_px / cells
     pad = int(np.ceil(module_px * (margin_modules + 0.8))) + 2
     h, w = gray_f.shape

@@ -12,7 +12,7 @@ import numpy as np
 from companion.setup_file import Setup
 from companion.state import MarkerSighting, MiniState, TableState
 from companion.vision.camera import CameraModel
-from companion.vision.markers import MarkerDetections, detect, dictionary, to_gray
+from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
 from companion.vision.minis import MarkerPose, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
@@ -152,9 +152,8 @@ class Locator:
         if marker_id in known_z_mm:
             mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id]), "learned"
         elif spec is not None and spec.height_given:
-            quad = det.corners_px[row]
-            side_px = float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
-            fused = fuse_roster_height(measured.z_mm, height_sigma_mm(side_px, float(pose.camera_centre_mm[2])),
+            fused = fuse_roster_height(measured.z_mm, height_sigma_mm(mean_side_px(det.corners_px[row]),
+                                                                      float(pose.camera_centre_mm[2])),
                                        spec.marker_height)
             if fused is not None:
                 mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, fused), "fused"

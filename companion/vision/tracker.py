@@ -28,7 +28,7 @@ import numpy as np
 from companion.setup_file import Setup
 from companion.state import MiniState, TableState
 from companion.vision.boxes import Box, merge_boxes
-from companion.vision.markers import MarkerDetections, detect, detect_raw, refine, to_gray
+from companion.vision.markers import MarkerDetections, detect, detect_raw, mean_side_px, refine, to_gray
 from companion.vision.pipeline import Locator
 from companion.vision.registration import Registration
 
@@ -337,7 +337,7 @@ class LiveTracker:
             if region is not None:
                 region.frame = frame  # unchanged: keep its reference patch
             else:
-                side = float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+                side = mean_side_px(quad)
                 pad = int(math.ceil(side * 0.45)) + 3  # the marker and its white margin
                 x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - pad, 0)
                 x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + pad + 1, (w, h))
