@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 
 from calibration.camera import BoardSpec
 from companion.setup_file import TableSpec
 from companion.synth.render import Renderer
 from companion.synth.scene import Imaging, Scene, SynthBoard, look_at_pose
-from companion.vision.camera import CameraModel
+from companion.vision.camera import CameraModel, TablePose
 
 TRUE_MATRIX = np.array([[1180.0, 0.0, 652.0], [0.0, 1176.0, 351.0], [0.0, 0.0, 1.0]])
 TRUE_DISTORTION = np.array([-0.21, 0.09, 0.0008, -0.0005, 0.0])
@@ -19,10 +20,6 @@ TRUE_DISTORTION = np.array([-0.21, 0.09, 0.0008, -0.0005, 0.0])
 
 def _centre_at(pose, eye: np.ndarray, camera: CameraModel, pixel: tuple[float, float]):
     """Turn the camera about its centre so that what it looked at lands on `pixel` (ideal)."""
-    import cv2
-
-    from companion.vision.camera import TablePose
-
     target = np.linalg.inv(camera.matrix) @ np.array([pixel[0], pixel[1], 1.0])
     target /= np.linalg.norm(target)
     axis = np.cross([0.0, 0.0, 1.0], target)

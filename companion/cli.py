@@ -5,6 +5,7 @@ exit code (2 setup, 3 input, 4 camera; argparse's own usage errors are 2 as well
 from __future__ import annotations
 
 import argparse
+from contextlib import nullcontext
 import json
 import math
 import sys
@@ -503,7 +504,7 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
         frames = None
         source_name = spec
     total = 0
-    with (open_source(args.frames or args.camera) if frames is None else _nullcontext()) as source:
+    with (open_source(args.frames or args.camera) if frames is None else nullcontext()) as source:
         iterator = (f.image for f in source) if frames is None else iter(frames)
         for image in iterator:
             total += 1
@@ -530,14 +531,6 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
               f"fy {k[1, 1]:.1f} px, centre ({k[0, 2]:.1f}, {k[1, 2]:.1f}), RMS {result.rms_px:.3f} px"
               + (f"; written to [camera] in {args.setup}" if data["written"] else " (dry run: setup unchanged)"))
     return 0
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 HAND_PRESETS = {"adult": (178.0, 20.0), "child": (152.0, 16.0)}

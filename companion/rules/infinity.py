@@ -22,7 +22,7 @@ from functools import lru_cache
 from itertools import product
 
 from companion.errors import InputError
-from companion.rules.geometry import Point, distance
+from companion.rules.geometry import Point, circle_polygon, distance, point_in_polygon
 from companion.rules.table import Table, Unit
 
 CIRCULAR_TEMPLATE_MM = 76.2  # the printed N4 circular template is 3 inches across: measure yours, set [infinity]
@@ -126,8 +126,6 @@ def under_template(table: Table, centre: Point, radius_mm: float) -> list[Unit]:
 
 def _segment_hits_box(p: tuple[float, float, float], q: tuple[float, float, float], footprint, top: float) -> bool:
     """Does the segment p-q pass through the prism footprint x [0, top]? (Sampled every 2 mm.)"""
-    from companion.rules.geometry import point_in_polygon
-
     length = math.dist(p, q)
     steps = max(int(length / 2.0), 1)
     for k in range(1, steps):
@@ -142,8 +140,6 @@ def line_of_fire(table: Table, shooter: Unit, target: Unit) -> tuple[bool, str]:
     """Some sight line from the shooter's eyes reaches the target's silhouette, past blocks and minis."""
     eye = (shooter.centre[0], shooter.centre[1], shooter.standing_mm + 0.9 * shooter.height_mm)
     blockers = [(f"block {b.id}", b.footprint, b.height_mm) for b in table.blocks]
-    from companion.rules.geometry import circle_polygon
-
     for u in table.units:
         if u.id not in (shooter.id, target.id):
             blockers.append((f"trooper {u.id}", circle_polygon(u.centre, u.base_radius_mm, 16), u.standing_mm + u.height_mm))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from companion.errors import InputError
-from companion.rules.geometry import Point, Polygon
+from companion.rules.geometry import Point, Polygon, circle_polygon
 from companion.setup_file import PlayerSpec, Setup
 from companion.state import TableState
 
@@ -55,8 +55,6 @@ class TableObject:
 
     @property
     def footprint(self) -> Polygon:
-        from companion.rules.geometry import circle_polygon
-
         return circle_polygon(self.centre, self.radius_mm)
 
 

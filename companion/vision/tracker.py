@@ -247,7 +247,6 @@ class LiveTracker:
     def _marker_like(gray: _SparseGray, box: Box, region: _Region) -> bool:
         """Is there still black-and-white contrast like the marker's around where it was? (A marker
         that moved keeps its contrast; one under a hand does not.)"""
-        x0, y0, x1, y1 = box
         patch = gray.ensure(box)[::2, ::2]
         reference = region.reference
         ref_range = int(reference.max()) - int(reference.min())

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from companion.rules.geometry import Point, Polygon, point_polygon_distance, segment_meets_polygon
 from companion.rules.knight.measure import hands_needed
+from companion.rules.knight.squads import group_of
 from companion.rules.table import Block, Table, Unit
 from companion.setup_file import PlayerSpec
 
@@ -71,8 +72,6 @@ def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: t
     unit = table.unit(unit_id)
     costs = _costs(table, unit, ap, profile, bounds_mm, cell_mm)
     if squad:
-        from companion.rules.knight.squads import group_of
-
         for other in group_of(table, unit_id):
             if other != unit_id:
                 theirs = _costs(table, table.unit(other), ap, profile, bounds_mm, cell_mm)
