@@ -66,6 +66,7 @@ class _Region:
     side_px: float = 0.0
     quad_key: bytes = b""  # corners_px bytes: the same corners mean the same, unchanged region
     marker_mask: np.ndarray | None = None  # the marker and its white margin within box (the rest is surroundings)
+    stale: bool = False  # it changed since it was measured and was not found again: never reused as is
 
     @property
     def precise(self) -> bool:
@@ -196,10 +197,14 @@ class LiveTracker:
                     np.abs(cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16) - region.reference) >= CHANGE_LEVEL
                 # Only a change on the marker itself counts: a hand passing its surroundings does not.
                 if changed is not None and changed[region.marker_mask].any():
+                    # Until it is found again, its old corners say nothing about where it is now.
+                    region.stale = True
                     if not self._marker_like(gray, grown, region):
                         continue  # covered (a hand): nothing readable there now; looked at again when it changes
                     (moving if region.frame >= frame - 1 else hidden).append(grown)
                     expected.append((marker_id, grown))
+                elif region.stale:
+                    continue  # quiet since it went away (lifted, or a hand resting on it): nothing new to read
                 else:
                     kept.append(region.detections)
                     if not region.precise:
@@ -335,6 +340,7 @@ class LiveTracker:
             region = known.get(key)
             if region is not None:
                 region.frame = frame  # unchanged: keep its reference patch
+                region.stale = False
             else:
                 side = mean_side_px(quad)
                 pad = int(math.ceil(side * 0.45)) + 3  # the marker and its white margin

@@ -90,3 +90,22 @@ def test_a_frame_without_anchors_moves_nothing(sequence):
     assert not after.registered and "not registered" in after.reason
     assert {m.id: (m.x_mm, m.y_mm) for m in after.minis} == {m.id: (m.x_mm, m.y_mm) for m in before.minis}
     assert all(m.status == "held" for m in after.minis)
+
+
+def test_a_mini_lifted_and_put_down_elsewhere_is_never_seen_at_its_old_place():
+    # Between two frames a player moves a mini 300 mm (or the camera loop lagged): the old corners
+    # must not be reused once the spot they came from has changed, even when it is quiet afterwards.
+    scene = random_scene(79, "standard", n_minis=3, n_bricks=0)
+    moved = scene.minis[0]
+    far = replace(moved, x_mm=moved.x_mm + (300 if moved.x_mm < 600 else -300))
+    later = replace(scene, minis=(far,) + scene.minis[1:])
+    renderer = Renderer()
+    before, after = renderer.render(scene), renderer.render(later)
+    tracker = LiveTracker(scene.setup())
+    tracker.update(before, 0, 0.0)
+    for frame in range(1, 5):  # the same new table, frame after frame
+        state = tracker.update(after, frame, float(frame))
+        reported = state.mini(moved.id)
+        old_gap = math.hypot(reported.x_mm - moved.x_mm, reported.y_mm - moved.y_mm)
+        assert not (reported.status == "seen" and old_gap < 50), f"frame {frame}: seen at its old place"
+    assert reported.status == "seen" and math.hypot(reported.x_mm - far.x_mm, reported.y_mm - far.y_mm) < 2.0
