@@ -9,8 +9,6 @@ from contextlib import nullcontext
 import json
 import math
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -648,49 +646,59 @@ def cmd_bench_live(args: argparse.Namespace) -> int:
     return _report(args, live.run(args.frames, args.seed, progress=_progress(not args.json)), live.format_table)
 
 
-# --- demo ------------------------------------------------------------------------------------------
+def cmd_bench_web(args: argparse.Namespace) -> int:
+    from web import bench
+
+    if args.seconds < 5:
+        raise InputError("--seconds: at least 5")
+    if not 1 <= args.phones <= 200:
+        raise InputError("--phones: 1 to 200")
+    return _report(args, bench.run(args.seconds, args.phones, progress=_progress(not args.json)), bench.format_table)
+
+
+# --- demo and serve --------------------------------------------------------------------------------
+
+def _serve_options(args: argparse.Namespace, game_name: str, min_interval_s: float):
+    from web.server import ServeOptions
+
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port: {args.port} is not a port (0-65535; 0 picks a free one)")
+    return ServeOptions(host=args.host, port=args.port, game_name=game_name, new_game=args.new,
+                        new_token=args.new_token, open_browser=not args.no_browser,
+                        data_dir=Path(args.data_dir) if args.data_dir else None, min_interval_s=min_interval_s,
+                        exit_after_s=args.exit_after, allow_hosts=tuple(args.allow_host or ()))
+
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The product on a built-in synthetic table: the live tracker over a scripted sequence."""
-    from companion.bench.live import scripted_scene
-    from companion.files import write_image_atomic
-    from companion.synth.scene import random_scene
-    from companion.vision.draw import TableAnnotator
-    from companion.vision.sources import SyntheticSource
-    from companion.vision.tracker import LiveTracker
+    """The whole product on the built-in synthetic siege: camera thread, pipeline, server, saved game."""
+    from web.demo import run_demo
 
-    base = random_scene(args.seed, "standard", n_minis=10, n_bricks=6)
-    setup = base.setup()
-    tracker = LiveTracker(setup)
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="companion-demo-"))
-    frames = args.frames
-    source = SyntheticSource(lambda i: scripted_scene(base, i, frames), frames, "synthetic demo table")
-    print(f"companion demo: {source.description}, {len(base.minis)} minis, {frames} frames "
-          f"(1920x1080; two minis walk, a hand passes over the table)")
-    annotator = TableAnnotator()
-    camera, _ = tracker.locator.camera(base.camera.width_px, base.camera.height_px)
-    errors = []
-    for frame in source:
-        start = time.perf_counter()
-        state = tracker.update(frame.image, frame.index, frame.timestamp)
-        ms = (time.perf_counter() - start) * 1000
-        truth = {m.id: m for m in frame.truth.minis}
-        seen = [m for m in state.minis if m.status == "seen"]
-        frame_err = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in seen if m.id in truth]
-        errors += frame_err
-        print(f"frame {frame.index:>3}: {'registered' if state.registered else state.reason}; "
-              f"{len(seen)} minis seen, {len(state.minis) - len(seen)} held"
-              f"{' (hand over the table)' if frame.truth.hands else ''}; worst error "
-              f"{max(frame_err, default=0):.1f} mm; tracker {ms:.1f} ms")
-        if frame.index == frames - 1 or frame.index == 0:
-            pose = tracker.registration.pose if tracker.registration else None
-            image = annotator.annotate(frame.image, state, setup, camera, pose)
-            write_image_atomic(out / f"frame_{frame.index:03d}.png", image)
-    print(format_state(state))
-    print(f"position error over all frames: median {sorted(errors)[len(errors) // 2]:.2f} mm, "
-          f"max {max(errors):.2f} mm (against the synthetic truth)")
-    print(f"annotated frames: {out}")
-    return 0
+    if args.frames < 2:
+        raise InputError("--frames: at least 2")
+    return run_demo(args.frames, _serve_options(args, "demo", 1.0 / args.fps))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from companion.setup_file import load_setup
+    from companion.vision.sources import ImageFolderSource, LoopingSource, open_source
+    from web.server import serve
+
+    setup = load_setup(args.setup)
+    spec = args.camera.strip()
+    live = spec.isdigit() or "://" in spec
+    if not live and not Path(spec).exists():
+        raise InputError(f"--camera: {spec}: no such file or folder (a device index, a URL, a video or images)")
+
+    def open_camera():
+        source = open_source(spec)
+        if isinstance(source, ImageFolderSource):  # a still table (photos) is served as a camera
+            return LoopingSource(lambda: open_source(spec))
+        return source
+
+    if not live:
+        open_camera().close()  # a file that is not a readable video or image: say so now, not in a retry loop
+    game = Path(args.setup).stem
+    return serve(setup, open_camera, f"camera {spec}", _serve_options(args, game, 0.0 if live else 1.0 / args.fps))
 
 
 # --- parser ----------------------------------------------------------------------------------------
@@ -891,12 +899,33 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         if name == "vision":
             p.add_argument("--level", choices=["standard", "hard"], default="standard")
+    p = bsub.add_parser("web", help="20 phones and an MJPEG viewer against the real server: latency, frame delay")
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--phones", type=int, default=20)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench_web)
 
-    p = sub.add_parser("demo", help="the product on a built-in synthetic table, no camera needed")
-    p.add_argument("--frames", type=int, default=12)
-    p.add_argument("--seed", type=int, default=3)
-    p.add_argument("--out", help="folder for the annotated frames (default: a new temporary folder)")
+    def server_args(p: argparse.ArgumentParser, fps: float) -> None:
+        p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all interfaces)")
+        p.add_argument("--port", type=int, default=8765, help="port (default 8765; a free one if it is taken)")
+        p.add_argument("--no-browser", action="store_true", help="do not open the host screen in a browser")
+        p.add_argument("--new", action="store_true", help="start a fresh game (the old save is kept, renamed)")
+        p.add_argument("--new-token", action="store_true", help="a new join code: phones joined before must scan again")
+        p.add_argument("--data-dir", help="where games and the join token are kept (default: the user's data folder)")
+        p.add_argument("--allow-host", action="append", metavar="NAME", help="another Host name to serve (e.g. a DNS name)")
+        p.add_argument("--fps", type=float, default=fps, help=f"frames a second from files and the synthetic camera (default {fps:g})")
+        p.add_argument("--exit-after", type=float, metavar="SECONDS", help="stop after this long (scripted runs)")
+
+    p = sub.add_parser("demo", help="the whole product on a built-in synthetic siege, no camera needed")
+    server_args(p, 4.0)
+    p.add_argument("--frames", type=int, default=48, help="length of the scripted siege in frames (default 48)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("serve", help="the companion on a real camera: phone page, host screen, saved game")
+    p.add_argument("--camera", required=True, help="device index (0), stream URL, video file, image or folder of images")
+    p.add_argument("--setup", required=True, help="the setup file (TOML)")
+    server_args(p, 10.0)
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

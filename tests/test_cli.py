@@ -89,10 +89,54 @@ def test_bench_vision_prints_both_methods():
 
 
 @pytest.mark.slow
-def test_demo_runs_the_product(tmp_path):
-    out = run("demo", "--frames", "3", "--out", str(tmp_path))
-    assert out.returncode == 0, out.stderr
-    assert "frame   2: registered" in out.stdout and (tmp_path / "frame_002.png").exists()
+def test_demo_serves_the_siege_to_a_phone_and_stops_cleanly(tmp_path):
+    import http.cookiejar
+    import signal
+    import socket
+    import urllib.request
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]  # the fixed port is taken: the demo must fall back to a free one
+    proc = subprocess.Popen([sys.executable, "-m", "companion.cli", "demo", "--frames", "5", "--no-browser",
+                             "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(tmp_path), "--fps", "20"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("script done"):
+                break
+        text = "".join(lines)
+        assert f"port {port} is taken" in text and "join from a phone" in text and "\u2588" in text  # the QR code
+        host_url = next(line.split(": ", 1)[1].strip() for line in lines if line.startswith("host screen:"))
+        assert f":{port}/" not in host_url
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        assert opener.open(host_url).status == 200  # joined through the token, landed on /host
+        base = host_url.split("/join")[0]
+        state = json.loads(opener.open(base + "/api/state").read())
+        assert state["registered"] and len(state["units"]) == 8
+        game = state["game"]
+        assert game["mode"] == "siege" and game["round"] == 1 and game["siege_rounds"] == 10
+        assert game["units"]["5"] == "skeleton" and game["units"]["20"] == "skeleton"  # the script's casualties
+        assert "position error over all frames" in text
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        taken.close()
+    assert proc.returncode == 0 and "Traceback" not in err, err
+
+
+def test_serve_refuses_a_missing_camera_file_in_one_line(tmp_path, scene_files):
+    _, folder = scene_files
+    out = run("serve", "--camera", str(tmp_path / "nope.mp4"), "--setup", str(folder / "setup.toml"), "--no-browser")
+    assert out.returncode == 3 and out.stderr.count("\n") == 1 and "nope.mp4" in out.stderr
+    bad_video = tmp_path / "notes.txt"
+    bad_video.write_text("not a video")
+    out = run("serve", "--camera", str(bad_video), "--setup", str(folder / "setup.toml"), "--no-browser")
+    assert out.returncode == 4 and out.stderr.count("\n") == 1 and "notes.txt" in out.stderr
 
 
 def test_synth_writes_frames_setups_and_truth(tmp_path):

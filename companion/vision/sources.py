@@ -106,7 +106,9 @@ class VideoCaptureSource(FrameSource):
 
 
 class SyntheticSource(FrameSource):
-    """The synthetic camera: renders `scene_at(index)` for index 0 .. frames-1, truth attached."""
+    """The synthetic camera: renders `scene_at(index)` for index 0 .. frames-1, truth attached.
+
+    A scene equal to one already rendered (a script holding its last frame) reuses that image."""
 
     def __init__(self, scene_at: Callable[[int], Any], frames: int, description: str = "synthetic camera") -> None:
         from companion.synth.render import Renderer  # the renderer is only needed for this source
@@ -116,14 +118,46 @@ class SyntheticSource(FrameSource):
         self.description = description
         self._renderer = Renderer()
         self._index = 0
+        self._last: tuple[Any, np.ndarray] | None = None
 
     def read(self) -> Frame | None:
         if self._index >= self.frames:
             return None
         scene = self.scene_at(self._index)
-        frame = Frame(self._renderer.render(scene), self._index, time.time(), self.description, scene)
+        if self._last is not None and self._last[0] == scene:
+            image = self._last[1]
+        else:
+            image = self._renderer.render(scene)
+            self._last = (scene, image)
+        frame = Frame(image, self._index, time.time(), self.description, scene)
         self._index += 1
         return frame
+
+
+class LoopingSource(FrameSource):
+    """Plays a finite source again from the start when it ends (a still photo or a recorded clip
+    served as a camera); frame indices keep counting up."""
+
+    def __init__(self, make: Callable[[], FrameSource]) -> None:
+        self._make = make
+        self._source = make()
+        self.description = self._source.description
+        self._index = 0
+
+    def read(self) -> Frame | None:
+        frame = self._source.read()
+        if frame is None:
+            self._source.close()
+            self._source = self._make()
+            frame = self._source.read()
+            if frame is None:
+                return None
+        frame = Frame(frame.image, self._index, time.time(), frame.name, frame.truth)
+        self._index += 1
+        return frame
+
+    def close(self) -> None:
+        self._source.close()
 
 
 def open_source(spec: str) -> FrameSource:

@@ -8,9 +8,10 @@ derived by replaying the log, so undo is always exact. Pure Python.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, ClassVar, get_origin, get_type_hints
 
+from companion.rules.table import Table
 from companion.setup_file import Setup
 
 MODES = ("skirmish", "siege", "overlord", "destruction", "plague")
@@ -125,12 +126,33 @@ def event_from_json(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES.get(data.pop("kind", None))
     if cls is None:
         raise ValueError(f"unknown event kind (one of {', '.join(EVENT_TYPES)})")
-    if cls is Convert and "swap" in data:
+    if cls is Convert and isinstance(data.get("swap"), list):
         data["swap"] = tuple(data["swap"])
+    hints = get_type_hints(cls)
+    for f in fields(cls):
+        if f.name in data and not _fits(data[f.name], hints[f.name]):
+            raise ValueError(f"{cls.kind}: {f.name} must be {_TYPE_WORDS.get(str(hints[f.name]), hints[f.name])}")
     try:
         return cls(**data)
     except TypeError as exc:
         raise ValueError(f"{cls.kind}: {exc}") from None
+
+
+_TYPE_WORDS = {"<class 'int'>": "an integer", "<class 'str'>": "a text", "tuple[str, str]": "two dice names",
+               "dict[str, str | None]": "an object of object kind -> player"}
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if get_origin(hint) is tuple:
+        return isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value)
+    if get_origin(hint) is dict:
+        return isinstance(value, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str))
+                                               for k, v in value.items())
+    return True
 
 
 # --- derived state -----------------------------------------------------------------------------------
@@ -277,6 +299,11 @@ class Game:
         return dict(self._state.dice)
 
     @property
+    def played_this_round(self) -> tuple[str, ...]:
+        """Players whose turn in this round is over, in order."""
+        return tuple(self._state.turns_this_round)
+
+    @property
     def winner(self) -> str | None:
         return self._state.winner
 
@@ -402,6 +429,19 @@ class Game:
 
     def _other(self, player: str | None) -> str:
         return next(p for p in self.players if p != player)
+
+    def table_view(self, table: Table) -> Table:
+        """The camera's table as this game sees it: units out of the game are left out, and a unit
+        that died (or turned) fights on as a skeleton, with the skeletons' modifiers."""
+        units = []
+        for u in table.units:
+            status = self.units.get(u.id)
+            if status is not None and status.status == "gone":
+                continue
+            if status is not None and status.status == "skeleton":
+                u = replace(u, faction="skeletons")
+            units.append(u)
+        return replace(table, units=tuple(units))
 
     # persistence -----------------------------------------------------------------------------------
     def to_json(self) -> dict:

@@ -1,0 +1,96 @@
+"""Shared instruments for the web tests: rendered siege frames on disk (a real image-folder camera),
+and a running companion (camera thread + app) over them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+import pytest
+
+from companion.synth.siege import base_scene, siege_scene, siege_setup
+from companion.synth.render import Renderer
+from companion.vision.sources import LoopingSource, open_source
+from web import create_app
+from web.camera_loop import CameraLoop
+from web.context import Companion
+from web.snapshots import SnapshotHub, empty_snapshot
+from web.store import GameStore
+
+LATE_FRAME = 40  # of the 48-frame script: attackers before the castle, the new wall up
+
+
+@pytest.fixture(scope="session")
+def siege():
+    """(base scene, setup, folder with one late siege frame as PNG, the scene behind it)."""
+    return _siege_frames()
+
+
+_CACHE: dict = {}
+
+
+def _siege_frames():
+    if not _CACHE:
+        import tempfile
+
+        base = base_scene()
+        scene = siege_scene(base, LATE_FRAME)
+        folder = Path(tempfile.mkdtemp(prefix="siege-frames-"))
+        cv2.imwrite(str(folder / "frame.png"), Renderer().render(scene))
+        _CACHE.update(base=base, setup=siege_setup(base), folder=folder, scene=scene)
+    return _CACHE["base"], _CACHE["setup"], _CACHE["folder"], _CACHE["scene"]
+
+
+def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition"):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Running:
+    """A companion over the siege frame folder: camera thread, hub, store, app."""
+
+    def __init__(self, setup, folder: Path, db: Path | None, token: str = "test-token-0123456789") -> None:
+        self.hub = SnapshotHub(empty_snapshot("test camera"))
+        self.store = GameStore(db, setup) if db is not None else None
+        self.companion = Companion(setup, self.hub, token, self.store, join_url="http://localhost/join?t=" + token)
+        self.app = create_app(self.companion, {"TESTING": True})
+        spec = str(folder)
+        self.loop = CameraLoop(lambda: LoopingSource(lambda: open_source(spec)), setup, self.hub, "test camera",
+                               min_interval_s=0.05).start()
+        wait_for(lambda: self.hub.latest().state.registered, what="the first registered frame")
+
+    def client(self, joined: bool = True):
+        client = self.app.test_client()
+        if joined:
+            response = client.get(f"/join?t={self.companion.token}")
+            assert response.status_code == 303
+        return client
+
+    def post(self, client, path: str, body: dict | None = None, csrf: bool = True):
+        headers = {"X-Companion-Token": self.companion.csrf} if csrf else {}
+        return client.post(path, json=body or {}, headers=headers)
+
+    def close(self) -> None:
+        self.loop.stop()
+        if self.store is not None:
+            self.store.close()
+
+
+@pytest.fixture
+def running(siege, tmp_path):
+    _, setup, folder, _ = siege
+    r = Running(setup, folder, tmp_path / "game.sqlite")
+    yield r
+    r.close()
+
+
+def variant(setup, ruleset: str, **sections):
+    """The same table and roster under another rule system."""
+    return replace(setup, ruleset=ruleset, sections=dict(sections))

@@ -1,0 +1,213 @@
+"""The JSON API with Flask's test client, over a real camera thread on a rendered siege frame."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.web.conftest import Running, variant
+
+
+def test_every_call_needs_the_join_cookie(running):
+    anonymous = running.client(joined=False)
+    for path in ("/api/state", "/api/units", "/api/game", "/api/health", "/", "/host", "/stream.mjpg", "/join.svg"):
+        response = anonymous.get(path)
+        assert response.status_code == 401, path
+    assert "error" in anonymous.get("/api/state").get_json()
+    assert anonymous.get("/join?t=wrong").status_code == 403
+
+
+def test_join_sets_an_httponly_samesite_cookie_and_redirects_to_a_clean_url(running):
+    client = running.app.test_client()
+    response = client.get(f"/join?t={running.companion.token}&next=/host")
+    assert response.status_code == 303 and response.headers["Location"] == "/host"
+    cookie = response.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and running.companion.token in cookie
+    assert client.get("/api/state").status_code == 200
+    evil = client.get(f"/join?t={running.companion.token}&next=https://evil.example/")
+    assert evil.headers["Location"] == "/"
+
+
+def test_a_foreign_host_header_is_refused(running):
+    client = running.client()
+    response = client.get("/api/state", headers={"Host": "attacker.example:8765"})
+    assert response.status_code == 400 and "Host" in response.get_json()["error"]
+
+
+def test_state_changes_need_the_header_token(running):
+    client = running.client()
+    response = running.post(client, "/api/game", {"mode": "siege", "castle_holder": "blue"}, csrf=False)
+    assert response.status_code == 403 and "X-Companion-Token" in response.get_json()["error"]
+
+
+def test_state_has_every_unit_where_the_camera_put_it(running, siege):
+    _, _, _, scene = siege
+    data = running.client().get("/api/state").get_json()
+    assert data["registered"] and data["snapshot"]["camera"]["ok"] and data["ruleset"] == "knight"
+    assert data["table"] == {"width_mm": 1200.0, "depth_mm": 800.0}
+    truth = {m.id: m for m in scene.minis}
+    assert {u["id"] for u in data["units"]} == {m.id for m in scene.minis if m.id != 40}
+    for u in data["units"]:
+        assert math.hypot(u["x_mm"] - truth[u["id"]].x_mm, u["y_mm"] - truth[u["id"]].y_mm) < 2.0
+        assert u["colour"].startswith("#") and u["status"] == "alive"
+    assert [o["kind"] for o in data["objects"]] == ["castle"]
+    assert data["objects"][0]["controller"] == "blue"  # three defenders inside, no attacker within 2 fingers
+    assert data["squads"], "the attackers march shoulder to shoulder"
+    assert data["game"]["available"] and not data["game"]["exists"]
+
+
+def test_unit_detail_gives_range_and_a_verdict_on_every_enemy(running):
+    client = running.client()
+    detail = client.get("/api/units/6").get_json()  # the orc shooter
+    assert detail["class"] == "shooter" and detail["range"]["hands"] >= 1 and detail["acting_player"] == "red"
+    assert {e["target"] for e in detail["enemies"]} == {20, 21, 22}
+    for e in detail["enemies"]:
+        assert e["chips"][0]["text"] in ("can attack", "cannot attack")
+        assert e["reasons"] and set(e["odds"]) >= {"attacker_wins", "tie", "defender_wins"}
+        assert any(c["text"].startswith(("in range", "out of range")) for c in e["chips"])
+
+
+def test_measure_in_the_acting_players_hand(running):
+    client = running.client()
+    red = client.get("/api/measure?from=6&to=20").get_json()
+    blue = client.get("/api/measure?from=6&to=20&player=blue").get_json()
+    assert red["player"] == "red" and blue["player"] == "blue"
+    assert red["edge_mm"] == blue["edge_mm"] and red["text"] and blue["hand_mm"] == 165.0
+
+
+@pytest.mark.parametrize("query, field", [("from=6", "to"), ("from=x&to=20", "from"), ("from=6&to=6", "to")])
+def test_bad_measure_input_is_a_400_naming_the_field(running, query, field):
+    response = running.client().get(f"/api/measure?{query}")
+    assert response.status_code == 400 and response.get_json()["field"] == field
+
+
+def test_unknown_unit_is_a_400_with_the_reason(running):
+    response = running.client().get("/api/units/99")
+    assert response.status_code == 400 and "not on the table" in response.get_json()["error"]
+
+
+def test_attack_matches_the_rules_core(running):
+    from companion.rules.knight.attack import attack
+    from companion.rules.table import Table
+
+    data = running.client().get("/api/attack?attacker=6&target=20").get_json()
+    table = Table.from_state(running.hub.latest().state, running.companion.setup)
+    assert data["legal"] == attack(table, 6, 20).legal and data["reasons"] == list(attack(table, 6, 20).reasons)
+    assert data["chips"] and data["target"] == 20
+
+
+def test_moves_and_their_limits(running):
+    client = running.client()
+    data = client.get("/api/moves?unit=4&ap=2").get_json()
+    assert [r["ap"] for r in data["regions"]] == [1, 2] and data["regions"][1]["area_mm2"] > data["regions"][0]["area_mm2"]
+    bad = client.get("/api/moves?unit=4&ap=9")
+    assert bad.status_code == 400 and bad.get_json()["field"] == "ap"
+
+
+def test_squads_and_objects(running):
+    client = running.client()
+    assert client.get("/api/squads").get_json()["squads"]
+    assert client.get("/api/objects").get_json()["objects"][0]["why"]
+
+
+def test_a_siege_round_by_round_with_409_when_not_allowed(running):
+    client = running.client()
+    post = lambda path, body=None: running.post(client, path, body)  # noqa: E731
+    assert post("/api/game", {"mode": "siege", "castle_holder": "blue"}).status_code == 200
+    assert post("/api/game/end-turn").status_code == 409  # nobody rolled yet
+    bad_die = post("/api/game/roll", {"black": 7, "red": 2, "white": 3})
+    assert bad_die.status_code == 400 and bad_die.get_json()["field"] == "black"
+    game = post("/api/game/roll", {"black": 4, "red": 2, "white": 3}).get_json()
+    assert game["turn"] == "red" and game["round"] == 1 and game["siege_rounds"] == 10
+    early = post("/api/game/end-round")
+    assert early.status_code == 409 and "blue has not played" in early.get_json()["error"]
+    post("/api/game/end-turn")
+    post("/api/game/roll", {"black": 3, "red": 3, "white": 3})
+    game = post("/api/game/end-round").get_json()
+    assert game["round"] == 2 and game["rounds_done"] == 1
+    assert game["control"] == {"castle": "blue"}  # read from the camera when the turn ended
+    assert "blue" in game["log"][-1] or "round" in game["log"][-1]
+    undone = post("/api/game/undo").get_json()
+    assert undone["round"] == 1 and undone["turn"] == "blue"
+    log = client.get("/api/log").get_json()
+    assert [e["kind"] for e in log["events"]] == ["start_turn", "end_turn", "start_turn"]
+    again = post("/api/game", {"mode": "skirmish"})
+    assert again.status_code == 409  # a game is under way
+
+
+def test_bad_event_bodies_are_400(running):
+    client = running.client()
+    running.post(client, "/api/game", {"mode": "siege", "castle_holder": "blue"})
+    for body in ({"kind": "nonsense"}, {"kind": "spend", "die": "black", "amount": "two"}, {}):
+        response = running.post(client, "/api/game/events", body)
+        assert response.status_code == 400, body
+    response = client.post("/api/game/roll", data="not json", headers={"X-Companion-Token": running.companion.csrf})
+    assert response.status_code == 400 and response.get_json()["field"] == "body"
+
+
+def test_a_unit_that_died_fights_on_as_a_skeleton(running):
+    client = running.client()
+    running.post(client, "/api/game", {"mode": "siege", "castle_holder": "blue"})
+    running.post(client, "/api/game/events", {"kind": "unit_died", "unit": 20, "cause": "arrow"})
+    units = {u["id"]: u for u in client.get("/api/state").get_json()["units"]}
+    assert units[20]["status"] == "skeleton"
+    verdict = client.get("/api/attack?attacker=6&target=20").get_json()
+    assert any(m["name"].startswith("skeletons") for m in verdict["defence_modifiers"])
+
+
+def test_unknown_endpoint_and_method_are_json(running):
+    client = running.client()
+    assert client.get("/api/nothing").status_code == 404 and "error" in client.get("/api/nothing").get_json()
+    assert client.delete("/api/state", headers={"X-Companion-Token": running.companion.csrf}).status_code == 405
+
+
+def test_pages_carry_the_header_token_and_the_qr(running):
+    client = running.client()
+    page = client.get("/").get_data(as_text=True)
+    assert running.companion.csrf in page and 'name="ruleset" content="knight"' in page
+    assert b"<svg" in client.get("/join.svg").data
+    assert "stream.mjpg" in client.get("/host").get_data(as_text=True)
+
+
+def test_rules_of_another_system_answer_409_here(running):
+    client = running.client()
+    assert client.get("/api/contienda/cells").status_code == 409
+    assert client.get("/api/infinity/template?attacker=6&target=20").status_code == 409
+
+
+def test_contienda_cells_reach_and_odds(siege, tmp_path):
+    _, setup, folder, _ = siege
+    r = Running(variant(setup, "contienda", hex={"size_mm": 25.4}), folder, None)
+    try:
+        client = r.client()
+        cells = client.get("/api/contienda/cells").get_json()["cells"]
+        assert set(cells) == {"4", "5", "6", "7", "8", "20", "21", "22"}
+        reach = client.get("/api/contienda/reach?unit=4&ap=1").get_json()
+        assert reach["hexes"] and all(cost == 1 for _, _, cost in reach["hexes"])
+        grid = client.get("/api/contienda/grid").get_json()
+        assert len(grid["hexes"]) > 1000 and len(grid["hexes"][0][2]) == 6
+        odds = client.get("/api/contienda/odds?mod=0").get_json()
+        assert odds["fractions"] == {"full": "1/6", "partial": "5/12", "miss": "5/12"}
+        assert client.get("/api/contienda/odds?advantage=1&disadvantage=1").status_code == 400
+        assert client.get("/api/game").get_json()["available"] is False
+        assert client.get("/api/moves?unit=4&ap=1").status_code == 409
+    finally:
+        r.close()
+
+
+def test_infinity_template_names_who_is_under_it(siege):
+    _, setup, folder, _ = siege
+    r = Running(variant(setup, "infinity", infinity={"circular_template_mm": 200.0}), folder, None)
+    try:
+        client = r.client()
+        t = client.get("/api/infinity/template?attacker=6&target=20").get_json()
+        assert 20 in t["affected"] and t["target"] == 20 and "line_of_fire_why" in t
+        assert set(t["affected"]) >= {20, 21}  # a 200 mm circle on 20 also covers its neighbour inside
+        if t["line_of_fire"] and not t["cancelled_by"]:
+            assert set(t["odds"]) == {str(i) for i in t["affected"]}
+        f2f = client.get("/api/infinity/f2f?sv_a=13&burst_a=3&sv_b=12&burst_b=1").get_json()
+        assert round(f2f["a_wins"], 4) == 0.7550
+        assert client.get("/api/infinity/template?attacker=6").status_code == 400
+    finally:
+        r.close()

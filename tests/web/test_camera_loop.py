@@ -1,0 +1,85 @@
+"""The camera thread: snapshots, a camera that fails and comes back, frames without anchors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from companion.errors import CameraError
+from companion.vision.sources import Frame, FrameSource, LoopingSource, open_source
+from tests.web.conftest import wait_for
+from web.camera_loop import CameraLoop
+from web.snapshots import SnapshotHub, empty_snapshot
+
+
+class _Scripted(FrameSource):
+    """Frames from a list of images, then the source ends (as an unplugged camera does)."""
+
+    def __init__(self, images):
+        self.images = list(images)
+        self.index = 0
+        self.description = "scripted"
+
+    def read(self):
+        if self.index >= len(self.images):
+            return None
+        frame = Frame(self.images[self.index], self.index, 1000.0 + self.index)
+        self.index += 1
+        return frame
+
+
+def _frame_image(siege):
+    _, _, folder, _ = siege
+    return open_source(str(folder)).read().image
+
+
+def test_snapshots_carry_the_annotated_frame_and_state(siege):
+    _, setup, folder, scene = siege
+    hub = SnapshotHub(empty_snapshot("test"))
+    loop = CameraLoop(lambda: LoopingSource(lambda: open_source(str(folder))), setup, hub, "test", 0.05).start()
+    try:
+        first = wait_for(lambda: hub.latest() if hub.latest().state.registered else None)
+        later = hub.wait_newer(first.seq, 5.0)
+        assert later.seq > first.seq and later.frame > first.frame
+        assert first.jpeg[:2] == b"\xff\xd8" and first.camera.state == "ok"
+        assert {m.id for m in first.state.minis} == {m.id for m in scene.minis if m.id != 40}
+    finally:
+        loop.stop()
+
+
+def test_a_frame_without_anchors_never_moves_units(siege):
+    _, setup, _, _ = siege
+    good = _frame_image(siege)
+    blank = np.full_like(good, 90)  # a hand over the whole lens
+    hub = SnapshotHub(empty_snapshot("test"))
+    loop = CameraLoop(lambda: _Scripted([good, blank, blank]), setup, hub, "test", 0.0)
+    loop.start()
+    try:
+        wait_for(lambda: hub.latest().frame == 2, what="three frames")
+        last = hub.latest()
+        assert not last.registered_now and last.state.registered and last.state.frame == 0
+        assert last.reason
+    finally:
+        loop.stop()
+
+
+def test_a_lost_camera_is_reconnected_with_backoff_and_the_last_state_kept(siege):
+    _, setup, _, _ = siege
+    good = _frame_image(siege)
+    opened = []
+
+    def flaky():
+        opened.append(1)
+        if len(opened) == 2:
+            raise CameraError("camera 0: cannot open (is it plugged in?)")
+        return _Scripted([good])
+
+    hub = SnapshotHub(empty_snapshot("test"))
+    loop = CameraLoop(flaky, setup, hub, "camera 0", 0.0)
+    loop.start()
+    try:
+        wait_for(lambda: hub.latest().camera.state == "reconnecting", what="the camera to be reported lost")
+        lost = hub.latest()
+        assert lost.state.registered and "trying again" in lost.camera.message  # the last state stays
+        wait_for(lambda: len(opened) >= 3, timeout_s=10, what="reconnection attempts")
+    finally:
+        loop.stop()

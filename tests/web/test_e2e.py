@@ -1,0 +1,171 @@
+"""End to end in a real browser: Debian's Chromium driven by Playwright, a phone viewport, the real
+server (waitress) over a real camera source (a folder with a rendered siege frame)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from companion.vision.sources import LoopingSource, open_source
+from tests.web.conftest import variant, wait_for
+from web.server import CompanionServer, ServeOptions
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    if CHROMIUM is None:
+        pytest.fail("chromium is not installed (apt-get install -y chromium; .ci/run does it)")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def _server(setup, folder: Path, data: Path) -> CompanionServer:
+    spec = str(folder)
+    server = CompanionServer(setup, lambda: LoopingSource(lambda: open_source(spec)), "test camera",
+                             ServeOptions(host="127.0.0.1", port=0, data_dir=data, open_browser=False,
+                                          min_interval_s=0.1))
+    server.start_camera()
+    server.run_in_thread()
+    wait_for(lambda: server.hub.latest().state.registered, what="the first registered frame")
+    return server
+
+
+class Phone:
+    def __init__(self, browser, server: CompanionServer) -> None:
+        self.context = browser.new_context(**PHONE)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.server = server
+
+    def join(self) -> None:
+        self.page.goto(self.server.join_url.replace(self.server.join_url.split("/")[2], f"127.0.0.1:{self.server.port}"))
+        assert self.page.url.endswith(f":{self.server.port}/"), "the join link redirects to a clean URL"
+        self.page.wait_for_selector("#units li >> nth=7")
+
+    def tap_unit(self, unit_id: int) -> None:
+        box = self.page.locator(f'g.unit[data-id="{unit_id}"] circle').last.bounding_box()
+        self.page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def knight(browser, siege, tmp_path):
+    _, setup, folder, _ = siege
+    server = _server(setup, folder, tmp_path)
+    phone = Phone(browser, server)
+    yield phone
+    phone.close()
+    server.close()
+
+
+def test_without_the_token_the_page_is_refused(browser, knight):
+    page = knight.page
+    response = page.goto(f"http://127.0.0.1:{knight.server.port}/")
+    assert response.status == 401 and "QR code" in page.content()
+
+
+def test_a_player_measures_reads_a_verdict_and_plays_a_siege_round(knight):
+    page = knight.page
+    knight.join()
+    assert page.locator("#units li").count() == 8
+    knight.tap_unit(6)  # the orc shooter
+    page.wait_for_selector("#enemies li >> nth=2")
+    assert "shooter 6" in page.locator("#sel-title").inner_text()
+    assert "range" in page.locator("#sel-range").inner_text()
+    chips = page.locator("#enemies .chip").all_inner_texts()
+    assert any(c in ("can attack", "cannot attack") for c in chips)
+    knight.tap_unit(20)  # a human defender: measure and a verdict for the pair
+    page.wait_for_selector("#measure-out:not([hidden])")
+    measured = page.locator("#measure-out").inner_text()
+    assert "hand" in measured or "finger" in measured
+    page.wait_for_selector("#pair-verdict .chip")
+
+    # A siege round: start, red's turn, blue's turn, the round counter moves.
+    page.locator("#new-game button").click()
+    page.wait_for_selector("#roll:not([hidden])")
+    assert page.locator("#round-chip").inner_text() == "Round 1 of 10"
+    page.select_option("#die-black", "4")
+    page.locator("#roll button").click()
+    page.wait_for_function("document.querySelector('#game-line').textContent.includes(\"red's turn\")")
+    page.locator("#end-turn").click()
+    page.wait_for_function("document.querySelector('#game-line').textContent.includes('blue to roll')")
+    page.locator("#roll button").click()
+    page.wait_for_function("document.querySelector('#game-line').textContent.includes(\"blue's turn\")")
+    page.locator("#end-round").click()
+    page.wait_for_function("document.querySelector('#round-chip').textContent === 'Round 2 of 10'")
+
+    page.reload()  # the game is on disk, not in the page
+    page.wait_for_function("document.querySelector('#round-chip').textContent === 'Round 2 of 10'")
+    assert page.locator("#log li").count() >= 4
+    page.locator("#undo").click()
+    page.wait_for_function("document.querySelector('#round-chip').textContent === 'Round 1 of 10'")
+    assert knight.errors == []
+
+
+def test_one_handed_on_a_phone_no_sideways_scrolling_and_big_tap_targets(knight):
+    page = knight.page
+    knight.join()
+    knight.tap_unit(4)
+    page.wait_for_selector("#enemies li")
+    page.locator("#moves").click()
+    page.wait_for_selector(".move-region")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    small = page.evaluate("""() => [...document.querySelectorAll('button, select')]
+        .filter(e => e.offsetParent !== null)
+        .map(e => [e.id || e.textContent.trim(), e.getBoundingClientRect()])
+        .filter(([, r]) => r.height < 44 || r.width < 44).map(([n]) => n)""")
+    assert small == []
+    assert knight.errors == []
+
+
+def test_contienda_reach_hexes_flanks_and_odds_on_the_map(browser, siege, tmp_path):
+    _, setup, folder, _ = siege
+    server = _server(variant(setup, "contienda", hex={"size_mm": 25.4}), folder, tmp_path)
+    phone = Phone(browser, server)
+    try:
+        phone.join()
+        page = phone.page
+        page.wait_for_function("document.querySelector('#bands').textContent.includes('1/6')")
+        phone.tap_unit(4)
+        page.wait_for_selector(".reach-hex")
+        assert page.locator(".reach-hex").count() > 10
+        assert "hexes in reach" in page.locator("#moves-out").inner_text()
+        page.locator("#mod-up").click()
+        page.wait_for_function("document.querySelector('#mod').textContent === '+1'")
+        assert page.locator("#game").is_hidden()
+        assert phone.errors == []
+    finally:
+        phone.close()
+        server.close()
+
+
+def test_infinity_template_on_the_map_with_odds_per_trooper(browser, siege, tmp_path):
+    _, setup, folder, _ = siege
+    server = _server(variant(setup, "infinity", infinity={"circular_template_mm": 200.0}), folder, tmp_path)
+    phone = Phone(browser, server)
+    try:
+        phone.join()
+        page = phone.page
+        phone.tap_unit(6)
+        phone.tap_unit(20)
+        page.wait_for_selector("circle.template")
+        text = page.locator("#pair-verdict").inner_text()
+        assert "affects" in text and "20" in text
+        assert phone.errors == []
+    finally:
+        phone.close()
+        server.close()

@@ -1,0 +1,82 @@
+"""The JSON API: one blueprint per resource, all under /api. Bad input -> 400 with a JSON reason
+(naming the field); an action not allowed now -> 409. Units: millimetres in the table frame,
+degrees counter-clockwise from +x, epoch seconds."""
+
+from __future__ import annotations
+
+from flask import Flask, Response, jsonify, request
+
+from companion.errors import CompanionError
+from companion.rules.knight.game import IllegalEvent
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, reason: str, field: str | None = None) -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.field = status, reason, field
+
+
+def bad(field: str, reason: str) -> ApiError:
+    return ApiError(400, f"{field}: {reason}", field)
+
+
+def arg_int(name: str, default: int | None = None, low: int | None = None, high: int | None = None) -> int:
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        if default is None:
+            raise bad(name, "required (an integer)")
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise bad(name, f"{raw!r} is not an integer") from None
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise bad(name, f"{value} is outside {low} to {high}")
+    return value
+
+
+def arg_bool(name: str) -> bool:
+    raw = request.args.get(name, "").lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise bad(name, f"{raw!r}: true or false")
+
+
+def body() -> dict:
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise ApiError(400, "body: a JSON object (Content-Type: application/json)", "body")
+    return data
+
+
+def register(app: Flask) -> None:
+    from web.api import attack, contienda, game, health, infinity, log, measure, moves, objects, squads, state, units
+
+    for module in (state, units, measure, attack, moves, squads, objects, game, log, health, contienda, infinity):
+        app.register_blueprint(module.bp, url_prefix="/api")
+
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError) -> tuple[Response, int]:
+        return jsonify({"error": exc.reason, **({"field": exc.field} if exc.field else {})}), exc.status
+
+    @app.errorhandler(CompanionError)
+    def input_error(exc: CompanionError) -> tuple[Response, int]:
+        return jsonify({"error": str(exc)}), 400  # the rules name what is wrong (unit not on the table, ...)
+
+    @app.errorhandler(IllegalEvent)
+    def not_now(exc: IllegalEvent) -> tuple[Response, int]:
+        return jsonify({"error": f"not allowed now: {exc}"}), 409
+
+    @app.errorhandler(404)
+    def not_found(exc) -> tuple[Response, int] | Response:
+        if request.path.startswith("/api/"):
+            return jsonify({"error": f"no such endpoint: {request.path}"}), 404
+        return exc
+
+    @app.errorhandler(405)
+    def wrong_method(exc) -> tuple[Response, int] | Response:
+        if request.path.startswith("/api/"):
+            return jsonify({"error": f"{request.method} is not allowed on {request.path}"}), 405
+        return exc

@@ -1,0 +1,74 @@
+"""Contienda Arcana on the hex grid of the setup's [hex] table.
+
+GET /api/contienda/grid -> {size_mm (across flats), origin_mm, hexes [[q, r, [[x, y] x6]]]} for the
+hexes that touch the table (pointy-top, axial q, r).
+GET /api/contienda/cells -> {cells {id: [q, r]}, flanked [ids], deployment_problems [text]}.
+GET /api/contienda/reach?unit=A&ap=N[&mobility=M] -> {unit, ap, hexes [[q, r, ap_cost]], provoking
+[[q, r]] (reached only by leaving a hex next to an enemy), charges [{direction, path, targets}]}.
+GET /api/contienda/odds?mod=M[&advantage=1|&disadvantage=1][&attack_number=K] -> {full, partial,
+miss, fractions}: 2d6 + M bands 10+ / 7-9 / 6-."""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify
+
+from companion.rules.contienda import HexGrid, cells, charge_lanes, deployment_problems, flanked, odds, reach
+from web.api import ApiError, arg_bool, arg_int, bad
+from web.context import Companion, companion
+
+bp = Blueprint("contienda", __name__)
+
+
+def _grid(c: Companion) -> HexGrid:
+    if c.setup.ruleset != "contienda":
+        raise ApiError(409, f"hex cells are Contienda Arcana rules; this table plays {c.setup.ruleset}")
+    return HexGrid.from_setup(c.setup.sections.get("hex", {}))
+
+
+@bp.get("/contienda/grid")
+def get_grid():
+    c = companion()
+    grid = _grid(c)
+    w, d = c.setup.table.width_mm, c.setup.table.depth_mm
+    corners = [grid.hex_at(x, y) for x, y in ((0, 0), (w, 0), (0, d), (w, d))]
+    qs, rs = [h[0] for h in corners], [h[1] for h in corners]
+    hexes = []
+    for r in range(min(rs) - 1, max(rs) + 2):
+        for q in range(min(qs) - 1 - (max(rs) - min(rs)), max(qs) + 2):
+            pts = grid.corners((q, r))
+            if all(x < 0 for x, _ in pts) or all(x > w for x, _ in pts) or all(y < 0 for _, y in pts) \
+                    or all(y > d for _, y in pts):
+                continue
+            hexes.append([q, r, [[round(x, 1), round(y, 1)] for x, y in pts]])
+    return jsonify({"size_mm": grid.size_mm, "origin_mm": list(grid.origin_mm), "hexes": hexes})
+
+
+@bp.get("/contienda/cells")
+def get_cells():
+    c = companion()
+    grid = _grid(c)
+    table = c.view().table
+    players = tuple(p.name for p in c.setup.players)
+    return jsonify({"cells": {str(k): list(v) for k, v in cells(table, grid).items()},
+                    "flanked": [u.id for u in table.units if flanked(table, grid, u.id)],
+                    "deployment_problems": deployment_problems(table, grid, players[:2]) if len(players) >= 2 else []})
+
+
+@bp.get("/contienda/reach")
+def get_reach():
+    c = companion()
+    grid = _grid(c)
+    table = c.view().table
+    unit = table.unit(arg_int("unit"))
+    result = reach(table, grid, unit.id, arg_int("ap", 3, 0, 3), arg_int("mobility", 4, 1, 12))
+    return jsonify({"unit": unit.id, "ap": arg_int("ap", 3, 0, 3), "hexes": [list(h) for h in result.hexes],
+                    "provoking": [list(h) for h in result.provoking], "charges": charge_lanes(table, grid, unit.id)})
+
+
+@bp.get("/contienda/odds")
+def get_odds():
+    advantage, disadvantage = arg_bool("advantage"), arg_bool("disadvantage")
+    if advantage and disadvantage:
+        raise bad("disadvantage", "advantage and disadvantage cancel: send neither")
+    return jsonify(odds(arg_int("mod", 0, -10, 10), int(advantage), int(disadvantage),
+                        arg_int("attack_number", 1, 1, 6)).to_json())

@@ -1,0 +1,60 @@
+"""Infinity impact templates.
+
+GET /api/infinity/template?attacker=A&target=B[&sv=13&burst=1&mods=0] (or &x=X&y=Y for no-target
+ammunition) -> {attacker, target, centre_mm, radius_mm, affected [ids], cancelled_by [ids],
+line_of_fire, line_of_fire_why, odds {id: {reaction, a_wins, b_wins, none, ...}}, expected_hits}.
+Each affected enemy dodges at PH 10 (PH-3 without line of fire to the attacker) unless
+dodge_<id>=PH is given.
+GET /api/infinity/f2f?sv_a=&burst_a=&sv_b=&burst_b= -> {a_wins, b_wins, none, ...}."""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify, request
+
+from companion.rules.infinity import CIRCULAR_TEMPLATE_MM, clamp_mods, face_to_face, template_attack
+from web.api import ApiError, arg_int, bad
+from web.context import companion
+
+bp = Blueprint("infinity", __name__)
+
+
+def _point() -> tuple[float, float] | None:
+    if "x" not in request.args and "y" not in request.args:
+        return None
+    try:
+        return float(request.args["x"]), float(request.args["y"])
+    except (KeyError, ValueError):
+        raise bad("x", "x and y: a table point in mm") from None
+
+
+@bp.get("/infinity/template")
+def get_template():
+    c = companion()
+    if c.setup.ruleset != "infinity":
+        raise ApiError(409, f"impact templates are Infinity rules; this table plays {c.setup.ruleset}")
+    table = c.view().table
+    try:
+        diameter = float(c.setup.sections.get("infinity", {}).get("circular_template_mm", CIRCULAR_TEMPLATE_MM))
+    except (TypeError, ValueError):
+        raise ApiError(400, f"{c.setup.path}: [infinity] circular_template_mm must be a number") from None
+    target = request.args.get("target")
+    point = _point()
+    if target is None and point is None:
+        raise bad("target", "the Main Target (or x, y for no-target ammunition)")
+    reactions = {}
+    for key, value in request.args.items():
+        if key.startswith("dodge_"):
+            try:
+                reactions[int(key[6:])] = {"dodge_ph": int(value)}
+            except ValueError:
+                raise bad(key, "dodge_<unit id>=<PH>") from None
+    result = template_attack(table, arg_int("attacker"), arg_int("target") if target is not None else None, point,
+                             diameter / 2, arg_int("sv", 13, 1, 30) + clamp_mods(arg_int("mods", 0, -30, 30)),
+                             arg_int("burst", 1, 1, 6), reactions)
+    return jsonify(result.to_json())
+
+
+@bp.get("/infinity/f2f")
+def get_f2f():
+    return jsonify(face_to_face(arg_int("sv_a", None, 0, 40), arg_int("burst_a", 1, 1, 6), arg_int("sv_b", None, 0, 40),
+                                arg_int("burst_b", 1, 1, 6)).to_json())

@@ -1,0 +1,29 @@
+"""GET /api/moves?unit=A&ap=N[&player=P&squad=1]: where the unit can get with N action points (0-6),
+as rectangles on the table: {unit, ap, player, cell_mm, regions [{ap, area_mm2, polygons [[[x,y]..]]}]}
+(region k: reachable with exactly k AP or fewer)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify, request
+
+from companion.rules.knight.moves import CELL_MM, reach
+from web.api import ApiError, arg_bool, arg_int
+from web.context import companion
+
+bp = Blueprint("moves", __name__)
+
+
+@bp.get("/moves")
+def get_moves():
+    c = companion()
+    if c.setup.ruleset != "knight":
+        raise ApiError(409, f"AP moves are Knight rules; this table plays {c.setup.ruleset} (see /api/contienda/reach)")
+    view = c.view()
+    unit = view.table.unit(arg_int("unit"))
+    ap = arg_int("ap", None, 0, 6)
+    profile = view.profile(request.args.get("player") or unit.player)
+    regions = reach(view.table, unit.id, ap, profile, (c.setup.table.width_mm, c.setup.table.depth_mm),
+                    squad=arg_bool("squad"))
+    return jsonify({"unit": unit.id, "ap": ap, "player": profile.name, "cell_mm": CELL_MM,
+                    "regions": [{"ap": r.ap, "area_mm2": round(r.area_mm2), "polygons": [
+                        [[round(x, 1), round(y, 1)] for x, y in p] for p in r.polygons]} for r in regions]})

@@ -1,0 +1,147 @@
+"""What the phone page shows, composed from a snapshot, the setup and the game with the rules core.
+
+Every answer keeps the rules' reasons; the verdict chips are short labels made from the verdict's
+own fields, never from anything the rules did not say. A view is built once per snapshot and game
+version and shared by every phone asking for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+
+from companion.rules.knight.attack import AttackVerdict, range_mm, targets
+from companion.rules.knight.control import control_all
+from companion.rules.knight.game import Game
+from companion.rules.knight.measure import in_hands_and_fingers
+from companion.rules.knight.squads import squads
+from companion.rules.table import Table, Unit
+from companion.setup_file import PlayerSpec, Setup
+from web.snapshots import Snapshot
+
+PALETTE = {"red": "#d7263d", "blue": "#1b6fd8", "green": "#2e9e4f", "yellow": "#e0b000", "white": "#e8e8e8",
+           "black": "#333333", "orange": "#f07f16", "purple": "#8e44ad"}
+FALLBACK_COLOURS = ("#d7263d", "#1b6fd8", "#2e9e4f", "#e0b000", "#8e44ad")
+
+
+def player_colour(setup: Setup, name: str) -> str:
+    if name.lower() in PALETTE:
+        return PALETTE[name.lower()]
+    names = [p.name for p in setup.players]
+    return FALLBACK_COLOURS[names.index(name) % len(FALLBACK_COLOURS)] if name in names else "#888888"
+
+
+@dataclass(frozen=True, eq=False)
+class TableView:
+    """One snapshot seen through the rules (and the game, for Knight)."""
+
+    snapshot: Snapshot
+    setup: Setup
+    game: Game | None
+    game_version: int
+
+    @cached_property
+    def table(self) -> Table:
+        table = Table.from_state(self.snapshot.state, self.setup)
+        return self.game.table_view(table) if self.game is not None else table
+
+    def profile(self, name: str | None) -> PlayerSpec:
+        if name:
+            return self.table.player(name)
+        return self.setup.players[0] if self.setup.players else PlayerSpec("table")
+
+    @cached_property
+    def state_json(self) -> dict:
+        s = self.snapshot.state
+        statuses = self.game.units if self.game is not None else {}
+        units = []
+        for u in Table.from_state(s, self.setup).units:  # every unit on the table, gone ones too
+            mini = s.mini(u.id)
+            game_status = statuses[u.id].status if u.id in statuses else "alive"
+            units.append({"id": u.id, "name": u.name, "player": u.player, "colour": player_colour(self.setup, u.player),
+                          "class": u.unit_class, "faction": u.faction, "x_mm": round(u.centre[0], 1),
+                          "y_mm": round(u.centre[1], 1), "z_mm": round(mini.z_mm, 1) if mini else None,
+                          "heading_deg": round(u.heading_deg, 1), "base_mm": round(2 * u.base_radius_mm, 1),
+                          "standing_mm": round(u.standing_mm, 1), "seen": u.status, "status": game_status,
+                          "last_seen_frame": mini.last_seen_frame if mini else None})
+        controls = {c.object_id: c for c in control_all(self.table)} if self.setup.ruleset == "knight" else {}
+        objects = [{"id": o.id, "kind": o.kind, "name": o.name, "x_mm": round(o.centre[0], 1),
+                    "y_mm": round(o.centre[1], 1), "radius_mm": o.radius_mm,
+                    "controller": controls[o.id].controller if o.id in controls else None,
+                    "why": controls[o.id].why if o.id in controls else ""} for o in self.table.objects]
+        return {
+            "table": {"width_mm": self.setup.table.width_mm, "depth_mm": self.setup.table.depth_mm},
+            "ruleset": self.setup.ruleset,
+            "players": [{"name": p.name, "colour": player_colour(self.setup, p.name), "hand_mm": p.hand_mm,
+                         "finger_mm": p.finger_mm} for p in self.setup.players],
+            "registered": s.registered, "reason": s.reason, "frame": s.frame, "timestamp": round(s.timestamp, 3),
+            "units": units,
+            "blocks": [{"id": b.id, "footprint_mm": [[round(x, 1), round(y, 1)] for x, y in b.footprint_mm],
+                        "height_mm": round(b.height_mm, 1), "color": b.color, "confidence": b.confidence}
+                       for b in s.blocks],
+            "squads": [g for g in squads(self.table) if len(g) > 1] if self.setup.ruleset == "knight" else [],
+            "objects": objects,
+            "unknown_markers": [m.id for m in s.unknown_markers],
+            "warnings": list(s.warnings),
+        }
+
+    def unit_detail(self, unit_id: int, player: str | None) -> dict:
+        """The tapped unit: its range in the acting player's units and a verdict on every enemy."""
+        unit = self.table.unit(unit_id)
+        profile = self.profile(player or unit.player)
+        reach = range_mm(unit.unit_class, profile)
+        out = {"id": unit.id, "name": unit.name, "player": unit.player, "class": unit.unit_class,
+               "acting_player": profile.name,
+               "range": in_hands_and_fingers(reach, profile).to_json() | {"mm": round(reach, 1)} if reach else None,
+               "enemies": []}
+        if self.setup.ruleset != "knight":
+            return out
+        for verdict in targets(self.table, unit.id, player=profile.name):
+            out["enemies"].append(verdict_json(verdict, self.table.unit(verdict.target)))
+        return out
+
+
+def verdict_json(verdict: AttackVerdict, target: Unit) -> dict:
+    return {"target": target.id, "name": target.name, "chips": chips(verdict), **verdict.to_json()}
+
+
+def chips(v: AttackVerdict) -> list[dict]:
+    """Short labels for the verdict, each straight from one of its fields: kind good | bad | info."""
+    out = [{"text": "can attack" if v.legal else "cannot attack", "kind": "good" if v.legal else "bad"}]
+    out.append({"text": "in range" if v.in_range else f"out of range ({v.measure.text})",
+                "kind": "good" if v.in_range else "bad"})
+    if not v.in_view:
+        out.append({"text": "out of view", "kind": "bad"})
+    full = [b for b in v.cover.blocks if b.kind == "full"]
+    if full:
+        out.append({"text": f"blocked by block {full[0].id}", "kind": "bad"})
+    elif v.cover.partial:
+        out.append({"text": f"partial cover x{v.cover.partial}", "kind": "info"})
+    if v.back_attack:
+        bonus = sum(m.value for m in v.attack_modifiers if "back" in m.name)
+        out.append({"text": f"back attack {bonus:+d}" if bonus else "back attack", "kind": "good"})
+    if v.elevation:
+        out.append({"text": "from above", "kind": "info"})
+    return out
+
+
+class ViewCache:
+    """The view for the newest snapshot and game version, built once and shared."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._view: TableView | None = None
+
+    def get(self, snapshot: Snapshot, setup: Setup, game: Game | None, game_version: int) -> TableView:
+        view = self._view
+        if view is not None and view.snapshot.state is snapshot.state and view.game_version == game_version \
+                and view.game is game:
+            return view
+        with self._lock:
+            view = self._view
+            if view is None or view.snapshot.state is not snapshot.state or view.game_version != game_version \
+                    or view.game is not game:
+                view = TableView(snapshot, setup, game, game_version)
+                self._view = view
+            return view

@@ -1,0 +1,185 @@
+"""Start the whole thing: camera thread, saved game, Flask app under waitress, the join QR code.
+
+Used by `companion serve` (a real camera) and `companion demo` (the synthetic siege). Meant for a
+trusted network: anyone who can see the QR code can join.
+"""
+
+from __future__ import annotations
+
+import errno
+import secrets
+import shutil
+import socket
+import sys
+import threading
+import time
+import webbrowser
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from waitress.server import create_server
+
+from companion.files import write_text_atomic
+from companion.setup_file import Setup
+from companion.vision.sources import FrameSource
+from web import create_app
+from web.camera_loop import CameraLoop
+from web.context import Companion
+from web.qr import qr_text
+from web.snapshots import SnapshotHub, empty_snapshot
+from web.store import GameStore, data_dir
+
+DEFAULT_PORT = 8765
+THREADS = 24  # waitress workers: each MJPEG viewer holds one for as long as it watches
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "0.0.0.0"
+    port: int = DEFAULT_PORT
+    game_name: str = "game"
+    new_game: bool = False  # start fresh (the old save is kept beside it, renamed)
+    new_token: bool = False
+    open_browser: bool = True
+    data_dir: Path | None = None
+    min_interval_s: float = 0.0
+    exit_after_s: float | None = None  # for scripted runs: stop serving after this long
+    allow_hosts: tuple[str, ...] = ()
+
+
+def lan_address() -> str:
+    """The address other devices on the LAN reach us at (no packet is sent: UDP connect only routes)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))
+            return s.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+
+
+def load_token(folder: Path, new: bool) -> str:
+    path = folder / "token"
+    if not new and path.exists():
+        token = path.read_text(encoding="utf-8").strip()
+        if len(token) >= 16:
+            return token
+    token = secrets.token_urlsafe(18)
+    write_text_atomic(path, token + "\n")
+    return token
+
+
+def open_store(folder: Path, name: str, setup: Setup, new: bool) -> GameStore:
+    path = folder / "games" / f"{name}.sqlite"
+    if new and path.exists():
+        keep = path.with_name(f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.sqlite")
+        shutil.move(str(path), keep)  # nothing a player saved is lost: the old game stays, renamed
+        for suffix in ("-wal", "-shm"):
+            side = Path(str(path) + suffix)
+            if side.exists():
+                shutil.move(str(side), str(keep) + suffix)
+        print(f"previous game kept as {keep}")
+    return GameStore(path, setup)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or on a free port if that one is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            sock.close()
+            raise
+        print(f"port {port} is taken; using a free one")
+        sock.bind((host, 0))
+    sock.listen(64)
+    return sock
+
+
+class CompanionServer:
+    """Everything `serve` runs, built but not yet running: `start_camera`, then `run` (blocking) or
+    `run_in_thread`; `close` stops both."""
+
+    def __init__(self, setup: Setup, open_source: Callable[[], FrameSource], description: str,
+                 options: ServeOptions, listeners=None) -> None:
+        folder = options.data_dir or data_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        token = load_token(folder, options.new_token)
+        self.store = open_store(folder, options.game_name, setup, options.new_game) if setup.ruleset == "knight" else None
+        self.hub = SnapshotHub(empty_snapshot(description))
+        lan = lan_address()
+        hosts = {"localhost", "127.0.0.1", "::1", lan, socket.gethostname().lower(),
+                 socket.gethostname().lower() + ".local", *(h.lower() for h in options.allow_hosts)}
+        if options.host not in ("0.0.0.0", "::", ""):
+            hosts.add(options.host.lower())
+        sock = listen(options.host, options.port)
+        self.port = sock.getsockname()[1]
+        shown_host = lan if options.host in ("0.0.0.0", "::", "") else options.host
+        self.join_url = f"http://{shown_host}:{self.port}/join?t={token}"
+        self.host_url = f"http://127.0.0.1:{self.port}/join?t={token}&next=/host"
+        self.companion = Companion(setup, self.hub, token, self.store, frozenset(hosts), self.join_url)
+        self.server = create_server(create_app(self.companion), sockets=[sock], threads=THREADS, channel_timeout=30)
+        self.loop = CameraLoop(open_source, setup, self.hub, description, options.min_interval_s, listeners)
+        self.options = options
+        self.description = description
+
+    def start_camera(self) -> None:
+        self.loop.start()
+
+    def run(self) -> None:
+        try:
+            self.server.run()
+        except OSError:
+            pass  # the listening socket was closed by close()
+
+    def run_in_thread(self) -> threading.Thread:
+        thread = threading.Thread(target=self.run, name="waitress", daemon=True)
+        thread.start()
+        return thread
+
+    def close(self) -> None:
+        if self.hub.closed:
+            return
+        self.hub.close()  # streams end first, so no worker writes to a closed server
+        self.loop.stop()
+        time.sleep(0.1)
+        self.server.close()
+        if self.store is not None:
+            self.store.close()
+
+    def announce(self) -> None:
+        setup = self.companion.setup
+        print(f"table companion: {self.description}; rules: {setup.ruleset}; saved game: "
+              f"{self.store.path if self.store else 'none (turns are tracked for Knight games)'}")
+        print(f"join from a phone on this network (trusted networks only): {self.join_url}")
+        print(qr_text(self.join_url))
+        print(f"host screen: {self.host_url}")
+        sys.stdout.flush()
+
+
+def serve(setup: Setup, open_source: Callable[[], FrameSource], description: str, options: ServeOptions,
+          listeners=None, prepare: Callable[[CompanionServer], None] | None = None) -> int:
+    """Run until Ctrl-C (or `exit_after_s`)."""
+    app = CompanionServer(setup, open_source, description, options, listeners)
+    if prepare is not None:
+        prepare(app)
+    app.start_camera()
+    app.announce()
+    if options.open_browser:
+        threading.Timer(1.0, webbrowser.open, (app.host_url,)).start()
+    timer = threading.Timer(options.exit_after_s, app.close) if options.exit_after_s is not None else None
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        app.run()
+    except KeyboardInterrupt:
+        print("stopping")
+    finally:
+        if timer is not None:
+            timer.cancel()
+        app.close()
+    return 0

@@ -1,0 +1,154 @@
+"""Saved games in SQLite (standard library): the game's header and its event log.
+
+Every event is committed (WAL, synchronous=FULL) before the request that made it is answered, so a
+`kill -9` loses nothing a phone was told about; a restart replays the log into the same game.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+import time
+from pathlib import Path
+
+from companion.errors import InputError
+from companion.rules.knight.game import Event, Game, event_from_json
+from companion.setup_file import Setup
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS game (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    mode TEXT NOT NULL,
+    players TEXT NOT NULL,          -- JSON list of player names
+    castle_holder TEXT,
+    created REAL NOT NULL           -- epoch s
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY,        -- 1, 2, 3 ... in the order they were pushed
+    event TEXT NOT NULL,            -- the event's JSON
+    at REAL NOT NULL                -- epoch s it was confirmed
+);
+"""
+
+
+def data_dir() -> Path:
+    """The user's data directory for the companion (XDG on Linux, the platform's place elsewhere)."""
+    if os.environ.get("COMPANION_DATA_DIR"):
+        return Path(os.environ["COMPANION_DATA_DIR"])
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA", Path.home())) / "table-companion"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "table-companion"
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "table-companion"
+
+
+class GameStore:
+    """One saved game per file; thread-safe (requests come from waitress's worker threads)."""
+
+    def __init__(self, path: Path, setup: Setup) -> None:
+        self.path = path
+        self.setup = setup
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"{path}: not a saved game ({exc})") from None
+        self.game: Game | None = self._load()
+        self.version = 0  # bumps on every change, so cached answers know when they are stale
+
+    def _load(self) -> Game | None:
+        row = self._db.execute("SELECT mode, players, castle_holder FROM game WHERE id = 1").fetchone()
+        if row is None:
+            return None
+        events = [json.loads(e) for (e,) in self._db.execute("SELECT event FROM events ORDER BY seq")]
+        try:
+            return Game.from_json({"mode": row[0], "players": json.loads(row[1]), "castle_holder": row[2],
+                                   "events": events}, self.setup)
+        except (ValueError, KeyError) as exc:
+            raise InputError(f"{self.path}: the saved game does not replay with this setup ({exc})") from None
+
+    def new(self, mode: str, castle_holder: str | None) -> Game:
+        """A fresh game (ValueError for a bad mode or holder); the old one is replaced."""
+        game = Game(self.setup, mode, castle_holder=castle_holder)
+        with self._lock, self._transaction():
+            self._db.execute("DELETE FROM events")
+            self._db.execute("DELETE FROM game")
+            self._db.execute("INSERT INTO game VALUES (1, ?, ?, ?, ?)",
+                             (mode, json.dumps(list(game.players)), castle_holder, time.time()))
+            self.game = game
+            self.version += 1
+        return game
+
+    def push(self, event: Event) -> Game:
+        """Check, apply and commit one event (IllegalEvent if not allowed now)."""
+        with self._lock:
+            game = self._require()
+            game.push(event)  # raises IllegalEvent, nothing written
+            try:
+                with self._transaction():
+                    self._db.execute("INSERT INTO events (event, at) VALUES (?, ?)",
+                                     (json.dumps(event.to_json()), time.time()))
+            except sqlite3.Error:
+                game.pop()  # not on disk: not confirmed either
+                raise
+            self.version += 1
+            return game
+
+    def pop(self) -> Event:
+        with self._lock:
+            game = self._require()
+            event = game.pop()  # raises IllegalEvent when there is nothing to undo
+            try:
+                with self._transaction():
+                    self._db.execute("DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)")
+            except sqlite3.Error:
+                game.push(event)
+                raise
+            self.version += 1
+            return event
+
+    def event_log(self) -> list[dict]:
+        with self._lock:
+            return [{"seq": seq, "at": at, **json.loads(e)}
+                    for seq, e, at in self._db.execute("SELECT seq, event, at FROM events ORDER BY seq")]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _require(self) -> Game:
+        if self.game is None:
+            from companion.rules.knight.game import IllegalEvent
+
+            raise IllegalEvent("no game yet: start one (mode and, for a siege, who holds the castle)")
+        return self.game
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def event_or_error(data: object) -> Event:
+    """An event from request JSON, or ValueError naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("body: a JSON object with the event's kind and fields")
+    return event_from_json(data)
