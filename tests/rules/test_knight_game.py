@@ -142,3 +142,45 @@ def test_bad_construction_is_a_clear_error():
         Game(setup(), "siege")
     with pytest.raises(ValueError, match="mode"):
         Game(setup(), "chess")
+
+
+def test_the_game_view_of_the_table_raises_the_dead_as_skeletons_and_drops_the_gone():
+    from companion.rules.table import Table
+    from companion.state import MiniState, TableState
+
+    s = setup()
+    state = TableState(True, tuple(MiniState(id=i, x_mm=100.0 + 40 * i, y_mm=100.0, z_mm=40.0, heading_deg=0.0)
+                                   for i in (4, 5, 10)))
+    game = Game(s, "skirmish")
+    game.push(UnitDied(4, "arrow"))  # rises as a skeleton
+    game.push(UnitDied(5, "arrow"))
+    game.push(UnitDied(5, "again"))  # a skeleton that dies is gone
+    view = game.table_view(Table.from_state(state, s))
+    assert {u.id: u.faction for u in view.units} == {4: "skeletons", 10: "humans"}
+
+
+def test_played_this_round_lists_whose_turn_is_over():
+    game = Game(setup(), "siege", castle_holder="blue")
+    game.push(StartTurn("red", 3, 2, 4))
+    assert game.played_this_round == ()
+    game.push(EndTurn({}))
+    assert game.played_this_round == ("red",)
+    game.push(StartTurn("blue", 3, 2, 4))
+    game.push(EndTurn({}))
+    assert game.played_this_round == () and game.rounds_done == 1
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"kind": "spend", "die": "black", "amount": "2"}, "amount must be an integer"),
+    ({"kind": "spend", "die": "black", "amount": True}, "amount must be an integer"),
+    ({"kind": "unit_died", "unit": 4, "cause": 7}, "cause must be a text"),
+    ({"kind": "convert", "swap": ["black", 2], "lose_on": "black"}, "swap must be two dice names"),
+    ({"kind": "end_turn", "control": {"castle": 1}}, "control must be"),
+    ({"kind": "start_turn", "player": "red", "black": 1}, "start_turn:"),
+    ({"kind": "teleport"}, "unknown event kind"),
+])
+def test_events_from_json_are_type_checked(data, message):
+    from companion.rules.knight.game import event_from_json
+
+    with pytest.raises(ValueError, match=message):
+        event_from_json(data)

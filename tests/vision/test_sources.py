@@ -47,3 +47,27 @@ def test_bad_sources_are_one_line_errors(tmp_path):
     not_video.write_bytes(b"garbage")
     with pytest.raises(CameraError, match="cannot open"):
         open_source(str(not_video))
+
+
+def test_a_looping_source_plays_a_still_photo_as_a_camera(tmp_path):
+    import cv2
+    import numpy as np
+
+    from companion.vision.sources import LoopingSource, open_source
+
+    cv2.imwrite(str(tmp_path / "a.png"), np.full((40, 60, 3), 10, np.uint8))
+    cv2.imwrite(str(tmp_path / "b.png"), np.full((40, 60, 3), 200, np.uint8))
+    source = LoopingSource(lambda: open_source(str(tmp_path)))
+    frames = [source.read() for _ in range(5)]
+    assert [f.index for f in frames] == [0, 1, 2, 3, 4]
+    assert [int(f.image[0, 0, 0]) for f in frames] == [10, 200, 10, 200, 10]
+
+
+def test_the_synthetic_camera_renders_a_held_scene_once():
+    from companion.synth.scene import random_scene
+    from companion.vision.sources import SyntheticSource
+
+    scene = random_scene(3, "standard", n_minis=1, n_bricks=0, width_px=320, height_px=180)
+    source = SyntheticSource(lambda i: scene, 3)
+    images = [source.read().image for _ in range(3)]
+    assert images[0] is images[1] is images[2]  # the same scene is not rendered again
