@@ -211,3 +211,31 @@ def test_infinity_template_names_who_is_under_it(siege):
         assert client.get("/api/infinity/template?attacker=6").status_code == 400
     finally:
         r.close()
+
+
+def test_blocks_reach_the_map_and_the_verdicts(siege, tmp_path):
+    # Block detection is its own issue; here a state with a wall (as `locate` writes it) is published
+    # on the hub directly, to check that the API carries blocks to the page and into the verdicts.
+    from companion.state import TableState
+    from web import create_app
+    from web.context import Companion
+    from web.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
+
+    _, setup, _, scene = siege
+    minis = [{"id": m.id, "x_mm": m.x_mm, "y_mm": m.y_mm, "z_mm": m.z_mm, "heading_deg": m.heading_deg}
+             for m in scene.minis if m.id in (6, 20)]
+    a, b = scene.minis[[m.id for m in scene.minis].index(6)], scene.minis[[m.id for m in scene.minis].index(20)]
+    mx, my = (a.x_mm + b.x_mm) / 2, (a.y_mm + b.y_mm) / 2
+    wall = {"footprint_mm": [[mx - 8, my - 60], [mx + 8, my - 60], [mx + 8, my + 60], [mx - 8, my + 60]],
+            "height_mm": 96.0, "color": "gray"}
+    state = TableState.from_json({"registered": True, "minis": minis, "blocks": [wall], "timestamp": 1.0})
+    hub = SnapshotHub(empty_snapshot("test"))
+    hub.publish(Snapshot(1, 1, 1.0, state, True, CameraStatus("ok", "test")))
+    companion = Companion(setup, hub, "t" * 20)
+    client = create_app(companion).test_client()
+    client.get("/join?t=" + "t" * 20)
+    data = client.get("/api/state").get_json()
+    assert data["blocks"][0]["height_mm"] == 96.0 and data["blocks"][0]["color"] == "gray"
+    verdict = client.get("/api/attack?attacker=6&target=20").get_json()
+    assert verdict["cover"]["full"] and not verdict["legal"]
+    assert any(c["text"] == "blocked by block 0" for c in verdict["chips"])
