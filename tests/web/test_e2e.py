@@ -4,6 +4,7 @@ server (waitress) over a real camera source (a folder with a rendered siege fram
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -132,12 +133,22 @@ def test_one_handed_on_a_phone_no_sideways_scrolling_and_big_tap_targets(knight)
     assert knight.errors == []
 
 
-def test_contienda_reach_hexes_flanks_and_odds_on_the_map(browser, siege, tmp_path):
-    _, setup, folder, _ = siege
-    server = _server(variant(setup, "contienda", hex={"size_mm": 25.4}), folder, tmp_path)
+@contextmanager
+def _phone_on(browser, setup, folder: Path, data: Path):
+    """A joined phone on a server for this setup; both closed afterwards."""
+    server = _server(setup, folder, data)
     phone = Phone(browser, server)
     try:
         phone.join()
+        yield phone
+    finally:
+        phone.close()
+        server.close()
+
+
+def test_contienda_reach_hexes_flanks_and_odds_on_the_map(browser, siege, tmp_path):
+    _, setup, folder, _ = siege
+    with _phone_on(browser, variant(setup, "contienda", hex={"size_mm": 25.4}), folder, tmp_path) as phone:
         page = phone.page
         page.wait_for_function("document.querySelector('#bands').textContent.includes('1/6')")
         phone.tap_unit(4)
@@ -148,24 +159,15 @@ def test_contienda_reach_hexes_flanks_and_odds_on_the_map(browser, siege, tmp_pa
         page.wait_for_function("document.querySelector('#mod').textContent === '+1'")
         assert page.locator("#game").is_hidden()
         assert phone.errors == []
-    finally:
-        phone.close()
-        server.close()
 
 
 def test_infinity_template_on_the_map_with_odds_per_trooper(browser, siege, tmp_path):
     _, setup, folder, _ = siege
-    server = _server(variant(setup, "infinity", infinity={"circular_template_mm": 200.0}), folder, tmp_path)
-    phone = Phone(browser, server)
-    try:
-        phone.join()
-        page = phone.page
+    with _phone_on(browser, variant(setup, "infinity", infinity={"circular_template_mm": 200.0}), folder,
+                   tmp_path) as phone:
         phone.tap_unit(6)
         phone.tap_unit(20)
-        page.wait_for_selector("circle.template")
-        text = page.locator("#pair-verdict").inner_text()
+        phone.page.wait_for_selector("circle.template")
+        text = phone.page.locator("#pair-verdict").inner_text()
         assert "affects" in text and "20" in text
         assert phone.errors == []
-    finally:
-        phone.close()
-        server.close()

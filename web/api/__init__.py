@@ -16,6 +16,12 @@ class ApiError(Exception):
         self.status, self.reason, self.field = status, reason, field
 
 
+def require_ruleset(setup, name: str, what: str) -> None:
+    """409 when this table plays another rule system than the one `what` belongs to."""
+    if setup.ruleset != name:
+        raise ApiError(409, f"{what} belong to the {name} rules; this table plays {setup.ruleset}")
+
+
 def bad(field: str, reason: str) -> ApiError:
     return ApiError(400, f"{field}: {reason}", field)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from companion.rules.knight.attack import attack
-from web.api import ApiError, arg_bool, arg_int
+from web.api import arg_bool, arg_int, require_ruleset
 from web.compose import verdict_json
 from web.context import companion
 
@@ -17,8 +17,7 @@ bp = Blueprint("attack", __name__)
 @bp.get("/attack")
 def get_attack():
     c = companion()
-    if c.setup.ruleset != "knight":
-        raise ApiError(409, f"attack verdicts are Knight rules; this table plays {c.setup.ruleset}")
+    require_ruleset(c.setup, "knight", "attack verdicts")
     view = c.view()
     warriors = arg_int("warriors", 0, 0, 6) or None
     balance = view.game.balance if view.game is not None else (lambda player: 0)
