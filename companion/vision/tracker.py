@@ -203,9 +203,14 @@ class LiveTracker:
                         continue  # covered (a hand): nothing readable there now; looked at again when it changes
                     (moving if region.frame >= frame - 1 else hidden).append(grown)
                     expected.append((marker_id, grown))
-                elif region.stale:
-                    continue  # quiet since it went away (lifted, or a hand resting on it): nothing new to read
                 else:
+                    if region.stale:
+                        # Quiet since it changed: if the marker is back exactly as measured (a hand
+                        # has left), its corners stand again; if not (lifted away), nothing to read.
+                        patch = cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16)
+                        if (np.abs(patch - region.reference) >= CHANGE_LEVEL)[region.marker_mask].any():
+                            continue
+                        region.stale = False
                     kept.append(region.detections)
                     if not region.precise:
                         settling.append((len(kept) - 1, grown))
