@@ -31,6 +31,16 @@ class MiniState:
     last_seen_frame: int = 0
     height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked)
 
+    def seen_at(self, frame: int) -> "MiniState":
+        """The same state, last seen at `frame`. A plain attribute copy: the live tracker makes one
+        per mini per frame, and `dataclasses.replace` re-runs every field through __init__."""
+        if self.last_seen_frame == frame:
+            return self
+        out = object.__new__(MiniState)
+        out.__dict__.update(self.__dict__)
+        object.__setattr__(out, "last_seen_frame", frame)
+        return out
+
 
 @dataclass(frozen=True)
 class BlockState:

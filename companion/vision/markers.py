@@ -12,6 +12,7 @@ at 1 m, so this step carries the height estimate.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import math
 from functools import lru_cache
 
 import cv2
@@ -73,12 +74,22 @@ def _quick_parameters() -> cv2.aruco.DetectorParameters:
 
 @lru_cache(maxsize=None)
 def make_detector(dictionary_name: str, rescue: bool = False, quick: bool = False,
-                  default: bool = False) -> cv2.aruco.ArucoDetector:
+                  default: bool = False, min_perimeter_rate: float | None = None) -> cv2.aruco.ArucoDetector:
     if default:
         params = cv2.aruco.DetectorParameters()
     else:
         params = _rescue_parameters() if rescue else _quick_parameters() if quick else detector_parameters()
+    if min_perimeter_rate is not None:
+        params.minMarkerPerimeterRate = min_perimeter_rate
     return cv2.aruco.ArucoDetector(dictionary(dictionary_name), params)
+
+
+def perimeter_rate_for(min_side_px: float, roi_w: int, roi_h: int) -> float:
+    """OpenCV's minMarkerPerimeterRate (relative to the image's larger side) that lets through
+    markers down to 70% of `min_side_px` and nothing much smaller: in a small search box the
+    default rate would make every speck of wood grain a candidate. Quantized, so detectors are shared."""
+    rate = 0.7 * 4 * min_side_px / max(roi_w, roi_h, 1)
+    return max(0.012, math.floor(rate * 20) / 20)
 
 
 RESCUE_SCALE = 4
@@ -191,12 +202,14 @@ def to_gray(image: np.ndarray) -> np.ndarray:
 
 def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int] = (0, 0),
                rescue: bool = True, quick: bool = False,
-               rescue_within: list[tuple[int, int, int, int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               rescue_within: list[tuple[int, int, int, int]] | None = None,
+               min_side_px: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Marker quads: ids (N,) and corners (N, 4, 2) in full-frame pixels.
 
     `rescue_within` (boxes in the coordinates of `gray`) limits the second look to candidates
     there: a tracker looking for one lost marker need not rescue the whole search box."""
-    corners, ids, rejected = make_detector(dictionary_name, quick=quick).detectMarkers(gray)
+    rate = perimeter_rate_for(min_side_px, gray.shape[1], gray.shape[0]) if min_side_px else None
+    corners, ids, rejected = make_detector(dictionary_name, quick=quick, min_perimeter_rate=rate).detectMarkers(gray)
     id_list = [] if ids is None else [int(i) for i in np.asarray(ids).ravel()]
     quads = [np.asarray(c, np.float64).reshape(4, 2) for c in corners] if id_list else []
     if rescue:

@@ -187,7 +187,7 @@ class Locator:
                 pixel = tuple(float(v) for v in det.corners_px[row].mean(axis=0))
                 duplicates.append(MarkerSighting(marker_id, item.x_mm, item.y_mm, item.z_mm, pixel))
             elif kind == "mini":
-                minis.append(replace(item, last_seen_frame=frame))
+                minis.append(item.seen_at(frame))
                 poses[marker_id] = measured
             else:
                 objects.append(replace(item, last_seen_frame=frame))

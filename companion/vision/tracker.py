@@ -130,7 +130,8 @@ class LiveTracker:
     # --- per frame -------------------------------------------------------------------------------
     def update(self, image: np.ndarray, frame: int, timestamp: float) -> TableState:
         h, w = image.shape[:2]
-        small = to_gray(cv2.resize(image, (w // SMALL_SCALE, h // SMALL_SCALE), interpolation=cv2.INTER_NEAREST))
+        # Every 4th pixel's green channel: a change map needs no colour conversion, nor a resize call.
+        small = np.ascontiguousarray(image[::SMALL_SCALE, ::SMALL_SCALE, 1] if image.ndim == 3 else image[::SMALL_SCALE, ::SMALL_SCALE])
         camera, _ = self.locator.camera(w, h)
         self.stats = replace(self.stats, frames=self.stats.frames + 1)
         whole = not self._regions or self._small is None or self._small.shape != small.shape
@@ -285,7 +286,7 @@ class LiveTracker:
         x0, y0, x1, y1 = roi
         within = None if rescue_within is None else [(b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0) for b in rescue_within]
         ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick,
-                                rescue_within=within)
+                                rescue_within=within, min_side_px=self._smallest_side_px() if quick else None)
         new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
         rows, again = [], []
         for i in new:
@@ -297,6 +298,11 @@ class LiveTracker:
         fresh = refine(gray.gray, camera, ids[rows], quads[rows], self.setup.dictionary, precise=False) \
             if rows else MarkerDetections.empty()
         return MarkerDetections.concat([fresh] + again)
+
+    def _smallest_side_px(self) -> float | None:
+        """The smallest marker seen so far (a new one is about that size: the roster's are alike)."""
+        sides = [r.side_px for regions in self._regions.values() for r in regions if r.side_px > 0]
+        return min(sides) if sides else None
 
     def _same_as_before(self, det: MarkerDetections) -> MarkerDetections:
         """Rows whose corners moved by less than noise get their previous corners back, bit for bit,
@@ -312,9 +318,11 @@ class LiveTracker:
 
     def _settled_cells(self, diff_small: np.ndarray, searched: list[Box]) -> list[Box]:
         """Frame boxes of cells that changed last frame, are still now, and no search covers."""
-        changed = (diff_small > SMALL_CHANGE_LEVEL).astype(np.uint8)
-        rows, cols = changed.shape[0] // CELL, changed.shape[1] // CELL
-        moving = changed[: rows * CELL, : cols * CELL].reshape(rows, CELL, cols, CELL).sum(axis=(1, 3)) >= 2
+        rows, cols = diff_small.shape[0] // CELL, diff_small.shape[1] // CELL
+        _, changed = cv2.threshold(diff_small[: rows * CELL, : cols * CELL], SMALL_CHANGE_LEVEL, 1.0, cv2.THRESH_BINARY)
+        # Cell means by area averaging (in C, not a numpy reshape): two changed pixels make a moving cell.
+        share = cv2.resize(changed.astype(np.float32), (cols, rows), interpolation=cv2.INTER_AREA)
+        moving = share * (CELL * CELL) >= 1.5
         settled = self._moving_cells & ~moving if self._moving_cells is not None and self._moving_cells.shape == moving.shape \
             else np.zeros_like(moving)
         self._moving_cells = moving
@@ -424,6 +432,8 @@ def _steady(previous: MiniState, new: MiniState) -> MiniState:
     turned = abs((new.heading_deg - previous.heading_deg + 180) % 360 - 180)
     if moved > JITTER_MM or turned > JITTER_DEG or previous.status != "seen":
         return new
+    if moved < 0.005 and turned < 0.005:
+        return previous.seen_at(new.last_seen_frame)  # settled: averaging would change nothing visible
     a = 0.3
     heading = (previous.heading_deg + a * ((new.heading_deg - previous.heading_deg + 180) % 360 - 180)) % 360
     return replace(new, x_mm=previous.x_mm + a * (new.x_mm - previous.x_mm),
