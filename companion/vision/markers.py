@@ -468,7 +468,10 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
     mask = (np.abs(pts) <= limit).all(axis=1).reshape(patch.shape)
     if mask.sum() < 30:
         return None
-    target = patch[mask]
+    flat_mask = np.flatnonzero(mask)  # np.take on flat indices: cheaper than a boolean mask, ~40 times a fit
+    target = patch.ravel()[flat_mask]
+    target_mean = float(target.mean())
+    target_c = target - target_mean
 
     surround_white = white_tex + outside_tex  # the surroundings are taken as white
     blur_cache: dict[float, np.ndarray] = {}  # Jacobian probes of the corners reuse one blur
@@ -485,16 +488,16 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         m = cv2.getPerspectiveTransform(tex_corners.astype(np.float32), corners.astype(np.float32))
         size = (patch.shape[1], patch.shape[0])
         warped = cv2.warpPerspective(blurred, m, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return warped[mask].astype(np.float64)
+        return np.take(warped, flat_mask).astype(np.float64)
 
     def residual(params: np.ndarray) -> tuple[np.ndarray, float]:
         white = render(params)
-        # Least-squares grey levels of target ~ black + (white - black) * model, in closed form.
-        mw, mt = white.mean(), target.mean()
-        var = float(((white - mw) ** 2).sum())
-        gain = float(((white - mw) * (target - mt)).sum()) / var if var > 1e-9 else 0.0
-        black = mt - gain * mw
-        return black + gain * white - target, gain
+        # Least-squares grey levels of target ~ black + gain * model, in closed form; with both
+        # centred, the residual black + gain * white - target is gain * white_c - target_c.
+        white_c = white - white.mean()
+        var = float(white_c @ white_c)
+        gain = float(white_c @ target_c) / var if var > 1e-9 else 0.0
+        return gain * white_c - target_c, gain
 
     params = np.concatenate([(quad - origin).ravel(), [0.8]])
     res, contrast = residual(params)

@@ -37,14 +37,32 @@ class MarkerPose:
     z_sigma_mm: float  # expected height error from the residual
 
 
-def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: TablePose,
-                             focal_px: float, known_z_mm: float | None = None) -> MarkerPose:
-    centre_c = pose.camera_centre_mm
-    cz = float(centre_c[2])
+@dataclass(frozen=True, eq=False)
+class SquareFit:
+    """A marker's corners cast onto the table plane and fitted by a square (complex similarity)."""
+
+    corners_norm: np.ndarray
+    ground: np.ndarray  # (4,) complex: the corners on the table plane, mm
+    c0: complex  # the fitted square's centre on the table plane
+    a: complex  # its half-diagonal-ish scale and direction (template coefficient)
+
+
+def fit_square(corners_norm: np.ndarray, pose: TablePose) -> SquareFit:
     ground = pose.intersect_plane(corners_norm, 0.0)[:, :2]
     q = ground[:, 0] + 1j * ground[:, 1]
     c0 = q.mean()
     a = np.sum(np.conj(_TEMPLATE) * (q - c0)) / np.sum(np.abs(_TEMPLATE) ** 2)
+    return SquareFit(corners_norm, q, complex(c0), complex(a))
+
+
+def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: TablePose,
+                             focal_px: float, known_z_mm: float | None = None,
+                             fit: SquareFit | None = None) -> MarkerPose:
+    """Pass `fit` (from `fit_square` on the same corners) to place one marker at several heights."""
+    fit = fit or fit_square(corners_norm, pose)
+    centre_c = pose.camera_centre_mm
+    cz = float(centre_c[2])
+    q, c0, a = fit.ground, fit.c0, fit.a
     side0 = abs(a)  # the marker's side as cast on the table plane, mm
     heading = math.degrees(math.atan2(a.imag, a.real)) % 360.0
     z = cz * (1.0 - side_mm / side0) if known_z_mm is None else float(known_z_mm)
@@ -54,10 +72,11 @@ def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: Tab
     fitted = c0 + a * _TEMPLATE
     resid_mm = np.abs(q - fitted)
     # mm on the plane z=0 -> pixels: a pixel spans about (distance / focal) there.
-    distance = float(np.linalg.norm(np.array([c0.real, c0.imag, 0.0]) - centre_c))
-    resid_px = float(np.sqrt(np.mean(resid_mm ** 2))) * focal_px / distance
+    distance = math.sqrt((c0.real - centre_c[0]) ** 2 + (c0.imag - centre_c[1]) ** 2 + centre_c[2] ** 2)
+    rms_mm = float(np.sqrt(np.mean(resid_mm ** 2)))
+    resid_px = rms_mm * focal_px / distance
     # Side error ~ residual spread over 4 corners; dz = Cz * s / side0^2 * d(side0).
-    side_sigma_mm = float(np.sqrt(np.mean(resid_mm ** 2))) / 2
+    side_sigma_mm = rms_mm / 2
     z_sigma = cz * side_mm / side0 ** 2 * side_sigma_mm
     tilt = marker_tilt_deg(corners_norm, side_mm, pose) if known_z_mm is None else float("nan")
     return MarkerPose(float(centre.real), float(centre.imag), float(z), heading, tilt, resid_px, float(z_sigma))

@@ -13,7 +13,7 @@ from companion.setup_file import Setup
 from companion.state import MarkerSighting, MiniState, TableState
 from companion.vision.camera import CameraModel
 from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
-from companion.vision.minis import MarkerPose, locate_horizontal_marker
+from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
 KNOCKED_OVER_DEG = 45.0
@@ -147,16 +147,18 @@ class Locator:
             ground = pose.intersect_plane(det.corners_norm[row].mean(axis=0, keepdims=True), 0.0)[0]
             return "unknown", MarkerSighting(marker_id, float(ground[0]), float(ground[1]), None, pixel), None
         corners = det.corners_norm[row]
-        measured = locate_horizontal_marker(corners, side, pose, camera.focal_px)
+        fit = fit_square(corners, pose)  # shared by the placements at each candidate height below
+        measured = locate_horizontal_marker(corners, side, pose, camera.focal_px, fit=fit)
         mp, source = measured, "frame"
         if marker_id in known_z_mm:
-            mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id]), "learned"
+            mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id], fit), \
+                "learned"
         elif spec is not None and spec.height_given:
             fused = fuse_roster_height(measured.z_mm, height_sigma_mm(mean_side_px(det.corners_px[row]),
                                                                       float(pose.camera_centre_mm[2])),
                                        spec.marker_height)
             if fused is not None:
-                mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, fused), "fused"
+                mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, fused, fit), "fused"
         placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,
                            name=spec.name if spec else obj.name, player=spec.player if spec else "",
                            tilt_deg=measured.tilt_deg, confidence=confidence_from(mp, bool(det.refined[row])),

@@ -33,10 +33,10 @@ from companion.vision.pipeline import Locator
 from companion.vision.registration import Registration
 
 CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)
-SMALL_SCALE = 4  # the change map is this many times smaller than the frame
+SMALL_X, SMALL_Y = 4, 8  # the change map samples every 4th column of every 8th row (the row reads are what cost)
 SMALL_CHANGE_LEVEL = 40  # single nearest-neighbour pixels are noisier than averaged ones
-CELL = 16  # change-map cell, in small pixels (64 px of the frame)
-SEARCH_MARGIN = 0.8  # a changed region is searched this many marker sides around it (16 mm a frame at 20 mm)
+CELL_X, CELL_Y = 16, 8  # change-map cell, in small pixels (64 x 64 px of the frame)
+SEARCH_MARGIN = 0.5  # a changed region is searched this many marker sides around it (10 mm a frame at 20 mm)
 SCAN_GRID = (4, 4)
 SCAN_EVERY = 8  # frames between two scanned tiles (a backstop: changed cells find new markers first)
 REMEASURE_EVERY = 6  # on idle frames, one still marker in this many frames is measured afresh (height learning)
@@ -82,7 +82,8 @@ class _Track:
 
     @property
     def learned_z(self) -> float | None:
-        return float(np.mean(self.z_samples)) if len(self.z_samples) >= LEARN_AFTER else None
+        # plain Python: asked for every mini every frame, and np.mean costs ~6 us on a short list
+        return sum(self.z_samples) / len(self.z_samples) if len(self.z_samples) >= LEARN_AFTER else None
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,11 @@ class TrackerStats:
 class _SparseGray:
     """A grey frame converted only where it is looked at (most of a frame never is)."""
 
-    def __init__(self, image: np.ndarray) -> None:
+    def __init__(self, image: np.ndarray, buffer: np.ndarray | None = None) -> None:
         self.image = image
-        self.gray = np.zeros(image.shape[:2], np.uint8)  # calloc: untouched pages cost nothing
+        # The last frame's buffer, written again where it is looked at: a fresh 2 MB array would
+        # cost a page fault for every page the searches touch.
+        self.gray = buffer if buffer is not None and buffer.shape == image.shape[:2] else np.zeros(image.shape[:2], np.uint8)
         self._done: list[Box] = []
 
     def ensure(self, box: Box) -> np.ndarray:
@@ -117,6 +120,7 @@ class LiveTracker:
         self._regions: dict[int, list[_Region]] = {}  # marker id -> one region per physical marker
         self._tracks: dict[int, _Track] = {}
         self._small: np.ndarray | None = None
+        self._gray_buffer: np.ndarray | None = None
         self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
         self._tile = 0
         self._remeasure_turn = 0
@@ -131,17 +135,17 @@ class LiveTracker:
     def update(self, image: np.ndarray, frame: int, timestamp: float) -> TableState:
         h, w = image.shape[:2]
         # Every 4th pixel's green channel: a change map needs no colour conversion, nor a resize call.
-        small = np.ascontiguousarray(image[::SMALL_SCALE, ::SMALL_SCALE, 1] if image.ndim == 3 else image[::SMALL_SCALE, ::SMALL_SCALE])
+        small = np.ascontiguousarray(image[::SMALL_Y, ::SMALL_X, 1] if image.ndim == 3 else image[::SMALL_Y, ::SMALL_X])
         camera, _ = self.locator.camera(w, h)
         self.stats = replace(self.stats, frames=self.stats.frames + 1)
         whole = not self._regions or self._small is None or self._small.shape != small.shape
         if whole:
-            gray = to_gray(image)
+            gray = self._gray_buffer = to_gray(image)
             detections = self._detect_full(gray, camera)
         else:
-            gray_view = _SparseGray(image)
+            gray_view = _SparseGray(image, self._gray_buffer)
             detections = self._detect_incremental(gray_view, small, camera, frame)
-            gray = gray_view.gray
+            gray = self._gray_buffer = gray_view.gray
         self._small = small
         key = detections.ids.tobytes() + detections.corners_norm.tobytes()
         if self._last_state is not None and key == self._last_key and self._last_state.registered:
@@ -155,7 +159,7 @@ class LiveTracker:
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                         known_z_mm=self._known_heights(detections))
         if not whole and (not analysis.registration.registered or self._camera_moved(analysis.registration)):
-            gray = to_gray(image)
+            gray = self._gray_buffer = to_gray(image)
             detections = self._detect_full(gray, camera)
             analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                             known_z_mm=self._known_heights(detections))
@@ -184,16 +188,16 @@ class LiveTracker:
 
     def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
         h, w = gray.gray.shape
-        kept, moving, hidden, expected = [], [], [], []
+        kept, walking, moving, hidden, expected = [], [], [], [], []
         settling: list[tuple[int, Box]] = []  # (row in kept, search box) of markers that stopped, unrefined
         diff_small = cv2.absdiff(small, self._small)
         for marker_id, regions in self._regions.items():
             for region in regions:
-                grown = _grow(region, w, h)
                 x0, y0, x1, y1 = region.box
-                # The quarter-size map sees any edge that moved; only then compare at full size.
-                quiet = diff_small[y0 // SMALL_SCALE:-(-y1 // SMALL_SCALE), x0 // SMALL_SCALE:-(-x1 // SMALL_SCALE)].max() \
+                # The change map sees any edge that moved; only then compare at full size.
+                quiet = diff_small[y0 // SMALL_Y:-(-y1 // SMALL_Y), x0 // SMALL_X:-(-x1 // SMALL_X)].max() \
                     < SMALL_CHANGE_LEVEL // 2
+                grown = _grow(region, w, h)
                 changed = None if quiet else \
                     np.abs(cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16) - region.reference) >= CHANGE_LEVEL
                 # Only a change on the marker itself counts: a hand passing its surroundings does not.
@@ -202,7 +206,12 @@ class LiveTracker:
                     region.stale = True
                     if not self._marker_like(gray, grown, region):
                         continue  # covered (a hand): nothing readable there now; looked at again when it changes
-                    (moving if region.frame >= frame - 1 else hidden).append(grown)
+                    if region.frame < frame - 1:
+                        hidden.append(grown)
+                    elif not region.precise:
+                        walking.append(grown)  # already in motion last frame: the likeliest to move on
+                    else:
+                        moving.append(grown)
                     expected.append((marker_id, grown))
                 else:
                     if region.stale:
@@ -215,7 +224,7 @@ class LiveTracker:
                     kept.append(region.detections)
                     if not region.precise:
                         settling.append((len(kept) - 1, grown))
-        if not moving and not hidden:
+        if not walking and not moving and not hidden:
             # An idle frame has time for one full pattern fit: first a marker that has stopped
             # moving (placed meanwhile from OpenCV's corners at its known height, ~0.3 mm), else
             # every few frames a still one again, so heights are learned.
@@ -229,14 +238,14 @@ class LiveTracker:
                 kept = self._remeasure_one(gray, camera, kept)
         # Cells that changed last frame and are still now: a marker put down becomes readable when
         # the hand has left and the area settles; nothing under a moving hand can be read anyway.
-        cells = merge_boxes(self._settled_cells(diff_small, moving + hidden))
-        # A budget of searches per frame, most useful first: markers seen last frame (in motion),
-        # settled cells, then markers not seen lately (under a hand), taking turns.
+        cells = merge_boxes(self._settled_cells(diff_small, walking + moving + hidden))
+        # A budget of searches per frame, most useful first: markers in motion, markers that
+        # changed, settled cells, then markers not seen lately (under a hand), taking turns.
         if hidden:
             turn = self._hidden_turn % len(hidden)
             hidden = hidden[turn:] + hidden[:turn]
             self._hidden_turn += 1
-        search = (merge_boxes(moving) + cells + hidden)[:SEARCH_BUDGET]
+        search = (merge_boxes(walking) + merge_boxes(moving) + cells + hidden)[:SEARCH_BUDGET]
         known = MarkerDetections.concat(kept)
         found = []
         for roi in merge_boxes(search):
@@ -252,7 +261,9 @@ class LiveTracker:
                                       rescue=False, quick=True))
         self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
                              regions_reused=self.stats.regions_reused + len(kept))
-        return _dedupe(MarkerDetections.concat(kept + [self._same_as_before(f) for f in found]))
+        if not any(len(f) for f in found):
+            return known  # nothing new: the kept regions are distinct markers already
+        return _dedupe(MarkerDetections.concat([known] + [self._same_as_before(f) for f in found]))
 
     @staticmethod
     def _marker_like(gray: _SparseGray, box: Box, region: _Region) -> bool:
@@ -318,17 +329,18 @@ class LiveTracker:
 
     def _settled_cells(self, diff_small: np.ndarray, searched: list[Box]) -> list[Box]:
         """Frame boxes of cells that changed last frame, are still now, and no search covers."""
-        rows, cols = diff_small.shape[0] // CELL, diff_small.shape[1] // CELL
-        _, changed = cv2.threshold(diff_small[: rows * CELL, : cols * CELL], SMALL_CHANGE_LEVEL, 1.0, cv2.THRESH_BINARY)
-        # Cell means by area averaging (in C, not a numpy reshape): two changed pixels make a moving cell.
+        rows, cols = diff_small.shape[0] // CELL_Y, diff_small.shape[1] // CELL_X
+        _, changed = cv2.threshold(diff_small[: rows * CELL_Y, : cols * CELL_X], SMALL_CHANGE_LEVEL, 1.0,
+                                   cv2.THRESH_BINARY)
+        # Cell means by area averaging (in C, not a numpy reshape): two changed samples make a moving cell.
         share = cv2.resize(changed.astype(np.float32), (cols, rows), interpolation=cv2.INTER_AREA)
-        moving = share * (CELL * CELL) >= 1.5
+        moving = share * (CELL_X * CELL_Y) >= 1.5
         settled = self._moving_cells & ~moving if self._moving_cells is not None and self._moving_cells.shape == moving.shape \
             else np.zeros_like(moving)
         self._moving_cells = moving
-        s = SMALL_SCALE * CELL
+        s = SMALL_X * CELL_X  # == SMALL_Y * CELL_Y
         pad = s // 2
-        h, w = diff_small.shape[0] * SMALL_SCALE, diff_small.shape[1] * SMALL_SCALE
+        h, w = diff_small.shape[0] * SMALL_Y, diff_small.shape[1] * SMALL_X
         boxes = [(max(c * s - pad, 0), max(r * s - pad, 0), min((c + 1) * s + pad, w), min((r + 1) * s + pad, h))
                  for r, c in zip(*np.nonzero(settled))]
         return [b for b in boxes if not any(_contains(o, b) for o in searched)]
