@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import secrets
 import shutil
+import signal
 import socket
 import sys
 import threading
@@ -174,6 +175,8 @@ def serve(setup: Setup, open_source: Callable[[], FrameSource], description: str
     if timer is not None:
         timer.daemon = True
         timer.start()
+    # SIGTERM (a service manager, `kill`) stops as cleanly as Ctrl-C: streams end, the game is closed.
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=app.close, daemon=True).start())
     try:
         app.run()
     except KeyboardInterrupt:
