@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from companion.errors import InputError
-from companion.rules.knight.game import Event, Game, event_from_json
+from companion.rules.knight.game import Event, Game, IllegalEvent, event_from_json
 from companion.setup_file import Setup
 
 SCHEMA = """
@@ -125,8 +125,6 @@ class GameStore:
 
     def _require(self) -> Game:
         if self.game is None:
-            from companion.rules.knight.game import IllegalEvent
-
             raise IllegalEvent("no game yet: start one (mode and, for a siege, who holds the castle)")
         return self.game
 
