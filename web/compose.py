@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from companion.rules.knight.attack import AttackVerdict, range_mm, targets
-from companion.rules.knight.control import control_all
+from companion.rules.knight.control import Control, control_all
 from companion.rules.knight.game import Game
 from companion.rules.knight.measure import in_hands_and_fingers
 from companion.rules.knight.squads import squads
@@ -42,9 +42,19 @@ class TableView:
     game_version: int
 
     @cached_property
+    def camera_table(self) -> Table:
+        """Every unit the camera placed, gone ones too (the map shows them)."""
+        return Table.from_state(self.snapshot.state, self.setup)
+
+    @cached_property
     def table(self) -> Table:
-        table = Table.from_state(self.snapshot.state, self.setup)
-        return self.game.table_view(table) if self.game is not None else table
+        """The table the rules play on: for a game, its dead as skeletons and its gone left out."""
+        return self.game.table_view(self.camera_table) if self.game is not None else self.camera_table
+
+    @cached_property
+    def controls(self) -> tuple[Control, ...]:
+        """Who holds each strategic object now (asked by every state poll and every end of turn)."""
+        return tuple(control_all(self.table))
 
     def profile(self, name: str | None) -> PlayerSpec:
         if name:
@@ -56,7 +66,7 @@ class TableView:
         s = self.snapshot.state
         statuses = self.game.units if self.game is not None else {}
         units = []
-        for u in Table.from_state(s, self.setup).units:  # every unit on the table, gone ones too
+        for u in self.camera_table.units:
             mini = s.mini(u.id)
             game_status = statuses[u.id].status if u.id in statuses else "alive"
             units.append({"id": u.id, "name": u.name, "player": u.player, "colour": player_colour(self.setup, u.player),
@@ -65,7 +75,7 @@ class TableView:
                           "heading_deg": round(u.heading_deg, 1), "base_mm": round(2 * u.base_radius_mm, 1),
                           "standing_mm": round(u.standing_mm, 1), "seen": u.status, "status": game_status,
                           "last_seen_frame": mini.last_seen_frame if mini else None})
-        controls = {c.object_id: c for c in control_all(self.table)} if self.setup.ruleset == "knight" else {}
+        controls = {c.object_id: c for c in self.controls} if self.setup.ruleset == "knight" else {}
         objects = [{"id": o.id, "kind": o.kind, "name": o.name, "x_mm": round(o.centre[0], 1),
                     "y_mm": round(o.centre[1], 1), "radius_mm": o.radius_mm,
                     "controller": controls[o.id].controller if o.id in controls else None,
@@ -134,14 +144,14 @@ class ViewCache:
         self._view: TableView | None = None
 
     def get(self, snapshot: Snapshot, setup: Setup, game: Game | None, game_version: int) -> TableView:
+        def fresh(view: TableView | None) -> bool:
+            return view is not None and view.snapshot.state is snapshot.state and view.game is game \
+                and view.game_version == game_version
+
         view = self._view
-        if view is not None and view.snapshot.state is snapshot.state and view.game_version == game_version \
-                and view.game is game:
+        if fresh(view):
             return view
-        with self._lock:
-            view = self._view
-            if view is None or view.snapshot.state is not snapshot.state or view.game_version != game_version \
-                    or view.game is not game:
-                view = TableView(snapshot, setup, game, game_version)
-                self._view = view
-            return view
+        with self._lock:  # built once even when several phones ask at the same moment
+            if not fresh(self._view):
+                self._view = TableView(snapshot, setup, game, game_version)
+            return self._view

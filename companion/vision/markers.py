@@ -11,8 +11,8 @@ at 1 m, so this step carries the height estimate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import math
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import cv2

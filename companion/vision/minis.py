@@ -41,7 +41,6 @@ class MarkerPose:
 class SquareFit:
     """A marker's corners cast onto the table plane and fitted by a square (complex similarity)."""
 
-    corners_norm: np.ndarray
     ground: np.ndarray  # (4,) complex: the corners on the table plane, mm
     c0: complex  # the fitted square's centre on the table plane
     a: complex  # its half-diagonal-ish scale and direction (template coefficient)
@@ -52,7 +51,7 @@ def fit_square(corners_norm: np.ndarray, pose: TablePose) -> SquareFit:
     q = ground[:, 0] + 1j * ground[:, 1]
     c0 = q.mean()
     a = np.sum(np.conj(_TEMPLATE) * (q - c0)) / np.sum(np.abs(_TEMPLATE) ** 2)
-    return SquareFit(corners_norm, q, complex(c0), complex(a))
+    return SquareFit(q, complex(c0), complex(a))
 
 
 def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: TablePose,

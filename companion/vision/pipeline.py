@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -192,7 +192,7 @@ class Locator:
                 minis.append(item.seen_at(frame))
                 poses[marker_id] = measured
             else:
-                objects.append(replace(item, last_seen_frame=frame))
+                objects.append(item.seen_at(frame))
         if duplicates:
             ids = sorted({d.id for d in duplicates})
             warnings.append(f"marker ids seen more than once, not placed: {ids}")

@@ -134,7 +134,8 @@ class LiveTracker:
     # --- per frame -------------------------------------------------------------------------------
     def update(self, image: np.ndarray, frame: int, timestamp: float) -> TableState:
         h, w = image.shape[:2]
-        # Every 4th pixel's green channel: a change map needs no colour conversion, nor a resize call.
+        # The green channel of every 4th pixel of every 8th row: a change map needs no colour
+        # conversion, nor a resize call.
         small = np.ascontiguousarray(image[::SMALL_Y, ::SMALL_X, 1] if image.ndim == 3 else image[::SMALL_Y, ::SMALL_X])
         camera, _ = self.locator.camera(w, h)
         self.stats = replace(self.stats, frames=self.stats.frames + 1)
@@ -152,7 +153,7 @@ class LiveTracker:
             # Nothing moved: same corners give the same answer; only the clock advances.
             self._mark_seen(detections, frame)
             state = replace(self._last_state, frame=frame, timestamp=timestamp,
-                            minis=tuple(replace(m, last_seen_frame=frame) if m.status == "seen" else m
+                            minis=tuple(m.seen_at(frame) if m.status == "seen" else m
                                         for m in self._last_state.minis))
             self._last_state = state
             return state
@@ -198,10 +199,8 @@ class LiveTracker:
                 quiet = diff_small[y0 // SMALL_Y:-(-y1 // SMALL_Y), x0 // SMALL_X:-(-x1 // SMALL_X)].max() \
                     < SMALL_CHANGE_LEVEL // 2
                 grown = _grow(region, w, h)
-                changed = None if quiet else \
-                    np.abs(cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16) - region.reference) >= CHANGE_LEVEL
-                # Only a change on the marker itself counts: a hand passing its surroundings does not.
-                if changed is not None and changed[region.marker_mask].any():
+                changed = False if quiet else _marker_changed(gray, region)
+                if changed:
                     # Until it is found again, its old corners say nothing about where it is now.
                     region.stale = True
                     if not self._marker_like(gray, grown, region):
@@ -217,8 +216,7 @@ class LiveTracker:
                     if region.stale:
                         # Quiet since it changed: if the marker is back exactly as measured (a hand
                         # has left), its corners stand again; if not (lifted away), nothing to read.
-                        patch = cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16)
-                        if (np.abs(patch - region.reference) >= CHANGE_LEVEL)[region.marker_mask].any():
+                        if quiet and _marker_changed(gray, region):
                             continue
                         region.stale = False
                     kept.append(region.detections)
@@ -436,6 +434,13 @@ def _learn_height(track: _Track, measured_z: float) -> None:
         return
     track.off_level = 0
     track.z_samples = (track.z_samples + [measured_z])[-LEARN_WINDOW:]
+
+
+def _marker_changed(gray: _SparseGray, region: _Region) -> bool:
+    """Does the marker differ from its reference patch? Only a change on the marker itself counts:
+    a hand passing its surroundings does not."""
+    patch = cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16)
+    return bool((np.abs(patch - region.reference) >= CHANGE_LEVEL)[region.marker_mask].any())
 
 
 def _steady(previous: MiniState, new: MiniState) -> MiniState:

@@ -17,7 +17,6 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.rules.knight import game as g
-from companion.rules.knight.control import control_all
 from web.api import ApiError, bad, body
 from web.context import Companion, companion
 from web.store import event_or_error
@@ -38,7 +37,7 @@ def game_json(c: Companion) -> dict:
 
 
 def camera_control(c: Companion) -> dict[str, str | None]:
-    return {ctl.kind: ctl.controller for ctl in control_all(c.view().table)}
+    return {ctl.kind: ctl.controller for ctl in c.view().controls}
 
 
 def _store(c: Companion):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from companion.rules.knight.control import control_all
 from web.context import companion
 
 bp = Blueprint("objects", __name__)
@@ -13,4 +12,4 @@ bp = Blueprint("objects", __name__)
 
 @bp.get("/objects")
 def get_objects():
-    return jsonify({"objects": [c.to_json() for c in control_all(companion().view().table)]})
+    return jsonify({"objects": [c.to_json() for c in companion().view().controls]})
