@@ -74,13 +74,16 @@ def _quick_parameters() -> cv2.aruco.DetectorParameters:
 
 @lru_cache(maxsize=None)
 def make_detector(dictionary_name: str, rescue: bool = False, quick: bool = False,
-                  default: bool = False, min_perimeter_rate: float | None = None) -> cv2.aruco.ArucoDetector:
+                  default: bool = False, min_perimeter_rate: float | None = None,
+                  window_px: int | None = None) -> cv2.aruco.ArucoDetector:
     if default:
         params = cv2.aruco.DetectorParameters()
     else:
         params = _rescue_parameters() if rescue else _quick_parameters() if quick else detector_parameters()
     if min_perimeter_rate is not None:
         params.minMarkerPerimeterRate = min_perimeter_rate
+    if window_px is not None:
+        params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMax = window_px
     return cv2.aruco.ArucoDetector(dictionary(dictionary_name), params)
 
 
@@ -99,10 +102,12 @@ RESCUE_MIN_DARK_SHARE = 0.15  # a marker's black border alone is over a quarter 
 
 
 def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids: set[int],
-                    within: list[tuple[int, int, int, int]] | None = None) -> tuple[list[int], list[np.ndarray]]:
+                    within: list[tuple[int, int, int, int]] | None = None,
+                    expected_side_px: float | None = None) -> tuple[list[int], list[np.ndarray]]:
     """Second look at quads OpenCV could not decode: small dark ones are cut out, upscaled x4 and
     sharpened (an unsharp mask undoes some of the blur that mixes 2 px modules), then decoded again.
-    On hard bench scenes this took recall from 90% to 97%."""
+    On hard bench scenes this took recall from 90% to 97%. `expected_side_px` (a tracker looking
+    for a marker it knows) skips quads of another size: the edges of a hand make many."""
     ids_out: list[int] = []
     quads_out: list[np.ndarray] = []
     h, w = gray.shape[:2]
@@ -110,6 +115,8 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
         quad = np.asarray(cand, np.float64).reshape(4, 2)
         sides = np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)
         if sides.max() > RESCUE_MAX_SIDE_PX or sides.min() < 5:
+            continue
+        if expected_side_px is not None and not 0.6 * expected_side_px <= sides.mean() <= 1.6 * expected_side_px:
             continue
         if within is not None:
             cx, cy = quad.mean(axis=0)
@@ -203,16 +210,22 @@ def to_gray(image: np.ndarray) -> np.ndarray:
 def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int] = (0, 0),
                rescue: bool = True, quick: bool = False,
                rescue_within: list[tuple[int, int, int, int]] | None = None,
-               min_side_px: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+               min_side_px: float | None = None,
+               rescue_side_px: float | None = None, window_px: int | None = None,
+               rescued: set[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Marker quads: ids (N,) and corners (N, 4, 2) in full-frame pixels.
 
     `rescue_within` (boxes in the coordinates of `gray`) limits the second look to candidates
-    there: a tracker looking for one lost marker need not rescue the whole search box."""
+    there, of about `rescue_side_px`: a tracker looking for one lost marker need not rescue the whole
+    search box, nor look for the large oblique markers of photographs. `window_px`: one adaptive
+    threshold window of this size instead of the parameter set's. `rescued` collects the ids only
+    the second look found."""
     rate = perimeter_rate_for(min_side_px, gray.shape[1], gray.shape[0]) if min_side_px else None
-    corners, ids, rejected = make_detector(dictionary_name, quick=quick, min_perimeter_rate=rate).detectMarkers(gray)
+    detector = make_detector(dictionary_name, quick=quick, min_perimeter_rate=rate, window_px=window_px)
+    corners, ids, rejected = detector.detectMarkers(gray)
     id_list = [] if ids is None else [int(i) for i in np.asarray(ids).ravel()]
     quads = [np.asarray(c, np.float64).reshape(4, 2) for c in corners] if id_list else []
-    if rescue:
+    if rescue and rescue_within is None:
         # OpenCV's default parameters find some large, oblique markers in real photos that the
         # small-marker set misses (NASA AprilTag photos: 3 of 52); a second pass adds those.
         more_corners, more_ids, _ = make_detector(dictionary_name, default=True).detectMarkers(gray)
@@ -222,9 +235,12 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
                 id_list.append(int(marker_id))
                 quads.append(quad)
     if rescue and rejected is not None and len(rejected):
-        more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within)
+        more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
+                                               rescue_side_px)
         id_list += more_ids
         quads += more_quads
+        if rescued is not None:
+            rescued.update(more_ids)
     if not id_list:
         return np.zeros(0, int), np.zeros((0, 4, 2))
     return np.array(id_list, int), np.array(quads).reshape(-1, 4, 2) + np.asarray(offset_px, float)
@@ -232,7 +248,7 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
 
 def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,
            roi: tuple[int, int, int, int] | None = None, precise: bool = True, rescue: bool = True,
-           quick: bool = False) -> MarkerDetections:
+           quick: bool = False, rescued: set[int] | None = None) -> MarkerDetections:
     """Detect and refine markers in the whole frame, or only inside roi = (x0, y0, x1, y1).
 
     `precise=False` leaves small markers with OpenCV's corners (refined=False): good for the centre
@@ -240,14 +256,17 @@ def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,
     `rescue=False` skips the second look at undecodable quads and `quick=True` thresholds at one
     window size: a tracker's searches for markers it knows, with the full way as the fallback."""
     if roi is None:
-        ids, quads = detect_raw(gray, dictionary_name, rescue=rescue, quick=quick)
+        ids, quads = detect_raw(gray, dictionary_name, rescue=rescue, quick=quick, rescued=rescued)
     else:
         x0, y0, x1, y1 = roi
-        ids, quads = detect_raw(gray[y0:y1, x0:x1], dictionary_name, (x0, y0), rescue=rescue, quick=quick)
+        ids, quads = detect_raw(gray[y0:y1, x0:x1], dictionary_name, (x0, y0), rescue=rescue, quick=quick,
+                                rescued=rescued)
     failed: list[np.ndarray] = []
     found = refine(gray, camera, ids, quads, dictionary_name, failed, precise)
     if failed:  # a misread id: give its quad the closer look rejected candidates get
         more_ids, more_quads = rescue_rejected(gray, failed, dictionary_name, {int(i) for i in found.ids})
+        if rescued is not None:
+            rescued.update(more_ids)
         if more_ids:
             found = MarkerDetections.concat([found, refine(gray, camera, np.array(more_ids), np.array(more_quads),
                                                            dictionary_name)])
@@ -255,10 +274,12 @@ def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,
 
 
 def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.ndarray,
-           dictionary_name: str, failed: list[np.ndarray] | None = None, precise: bool = True) -> MarkerDetections:
+           dictionary_name: str, failed: list[np.ndarray] | None = None, precise: bool = True,
+           from_raw: bool = True) -> MarkerDetections:
     """Sub-pixel corners: edge lines for big markers, pattern alignment for small ones.
 
-    Small markers whose pattern does not fit are dropped (their quads go to `failed`)."""
+    Small markers whose pattern does not fit are dropped (their quads go to `failed`).
+    `from_raw=False`: the quads are refined corners already (a re-measurement), not OpenCV's."""
     if len(ids) == 0:
         return MarkerDetections.empty()
     cells = dictionary(dictionary_name).markerSize + 2
@@ -272,7 +293,8 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
             corners_px, corners_norm, rms, ok = quad, camera.normalize(quad), float("nan"), False
         else:
             rms = float("nan")
-            fit = fit_marker_model(gray_f, quad, dictionary_name, int(marker_id))
+            start = _outward(quad, RAW_CORNER_INSET_PX) if from_raw else quad
+            fit = fit_marker_model(gray_f, start, dictionary_name, int(marker_id))
             if fit is None or fit[1] > MODEL_FIT_MAX_RESIDUAL:
                 # The alignment can wander on real photos; edge lines are the fallback, if the
                 # pattern still matches at their corners (a misread id never does).
@@ -298,6 +320,17 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
                             np.array(ok_out), np.array(raw_out, np.float64))
 
 
+RAW_CORNER_INSET_PX = 0.5  # OpenCV's unrefined corners sit this far inside the true edges
+
+
+def _outward(quad: np.ndarray, px: float) -> np.ndarray:
+    """The quad with each side moved `px` outward (corners along their diagonals): a start closer
+    to the true corners saves the pattern fit about one of its ~4 iterations."""
+    centre = quad.mean(axis=0)
+    diagonal = quad - centre
+    return quad + diagonal / np.linalg.norm(diagonal, axis=1, keepdims=True) * (px * math.sqrt(2))
+
+
 class _FloatView:
     """Float32 crops of a grey image on demand: refining a few markers must not convert a whole frame."""
 
@@ -317,14 +350,10 @@ def refine_quad(gray_f, camera: CameraModel, quad: np.ndarray, cells: int,
     current = quad
     rms = float("nan")
     for _ in range(iterations):
-        lines = []
-        residuals = []
-        for k in range(4):
-            fit = _fit_edge(gray_f, camera, current, k, cells)
-            if fit is None:
-                return fallback
-            lines.append(fit[0])
-            residuals.append(fit[1])
+        fits = _fit_edges(gray_f, camera, current, cells)
+        if fits is None:
+            return fallback
+        lines = [line for line, _ in fits]
         corners_norm = np.array([_intersect(lines[k - 1], lines[k]) for k in range(4)])
         if not np.all(np.isfinite(corners_norm)):
             return fallback
@@ -332,72 +361,86 @@ def refine_quad(gray_f, camera: CameraModel, quad: np.ndarray, cells: int,
         if np.abs(new_px - quad).max() > 3.0:  # refinement wandered off: keep OpenCV's quad
             return fallback
         current = new_px
-        rms = float(np.sqrt(np.mean(np.square(np.concatenate(residuals)))))
+        rms = float(np.sqrt(np.mean(np.square(np.concatenate([r for _, r in fits])))))
     return current, corners_norm, rms, True
 
 
-def _fit_edge(gray_f, camera: CameraModel, quad: np.ndarray, k: int, cells: int):
-    """Fit the line of side k (corner k -> k+1) in normalized coordinates: ((point, direction), residuals px)."""
-    a, b = quad[k], quad[(k + 1) % 4]
-    edge = b - a
-    length = float(np.hypot(*edge))
-    if length < 6:
+def _fit_edges(gray_f, camera: CameraModel, quad: np.ndarray, cells: int):
+    """Fit the lines of the four sides (side k: corner k -> k+1) in normalized coordinates:
+    [((point, direction), residuals px)] * 4, or None if a side has too little contrast.
+    All four sides are sampled in one remap: per side the work is the same, per call it is not."""
+    ends = np.roll(quad, -1, axis=0)
+    edges = ends - quad
+    lengths = np.hypot(edges[:, 0], edges[:, 1])
+    if lengths.min() < 6:
         return None
-    e = edge / length
-    normal = np.array([e[1], -e[0]])
-    if normal @ ((a + b) / 2 - quad.mean(axis=0)) < 0:
-        normal = -normal  # outward, towards the white margin
-    module = length / cells
+    along = edges / lengths[:, None]
+    normals = np.stack([along[:, 1], -along[:, 0]], axis=1)
+    outward = np.einsum("ij,ij->i", normals, (quad + ends) / 2 - quad.mean(axis=0)) < 0
+    normals[outward] *= -1  # outward, towards the white margin
+    module = lengths.mean() / cells
     reach = max(min(0.75 * module, 3.5), 1.2)
-    n_along = max(int(length * 0.76 / 0.7), 6)
+    n_along = max(int(lengths.max() * 0.76 / 0.7), 6)
     t = np.linspace(0.12, 0.88, n_along)
     s = np.linspace(-reach, reach, int(np.ceil(2 * reach / 0.2)) + 1)
-    base = a + np.outer(t * length, e)
-    coords = base[:, None, :] + s[None, :, None] * normal[None, None, :]
+    base = quad[:, None, :] + (t[None, :, None] * edges[:, None, :])  # (4, n_along, 2)
+    coords = base[:, :, None, :] + s[None, None, :, None] * normals[:, None, None, :]  # (4, n_along, n_s, 2)
     h, w = gray_f.shape[:2]
-    x0, y0 = np.maximum(np.floor(coords.reshape(-1, 2).min(axis=0)).astype(int) - 1, 0)
-    x1, y1 = np.minimum(np.ceil(coords.reshape(-1, 2).max(axis=0)).astype(int) + 2, (w, h))
+    # Every sample lies within `reach` of the quad's sides (min over the samples is a slow strided reduction).
+    x0, y0 = np.maximum(np.floor(quad.min(axis=0) - reach).astype(int) - 1, 0)
+    x1, y1 = np.minimum(np.ceil(quad.max(axis=0) + reach).astype(int) + 2, (w, h))
     crop = gray_f[y0:y1, x0:x1]
-    map_x = (coords[..., 0] - x0).astype(np.float32)
-    map_y = (coords[..., 1] - y0).astype(np.float32)
-    profile = cv2.remap(crop, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    maps = (coords.reshape(4 * n_along, len(s), 2) - (x0, y0)).astype(np.float32)
+    profile = cv2.remap(crop, maps[..., 0], maps[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     m = max(2, len(s) // 5)
     inner = profile[:, :m].mean(axis=1)
     outer = profile[:, -m:].mean(axis=1)
     contrast = outer - inner
     mid = (inner + outer) / 2
-    good = contrast > max(12.0, 0.25 * np.median(contrast))
-    if good.sum() < 4:
-        return None
+    per_side = _median_rows(contrast.reshape(4, n_along))
+    good = contrast > np.maximum(12.0, 0.25 * np.repeat(per_side, n_along))
     # First crossing of the mid level from the black side, interpolated linearly.
     above = profile >= mid[:, None]
     idx = np.argmax(above, axis=1)
-    valid = good & (idx > 0) & above[np.arange(len(idx)), idx]
-    idx = np.clip(idx, 1, len(s) - 1)
     rows = np.arange(len(idx))
+    valid = good & (idx > 0) & above[rows, idx]
+    idx = np.clip(idx, 1, len(s) - 1)
     p0 = profile[rows, idx - 1]
     p1 = profile[rows, idx]
     frac = np.clip((mid - p0) / np.maximum(p1 - p0, 1e-6), 0, 1)
     offset = s[idx - 1] + frac * (s[idx] - s[idx - 1])
-    points = base + offset[:, None] * normal
-    points = points[valid]
-    if len(points) < 4:
+    points = base.reshape(-1, 2) + offset[:, None] * np.repeat(normals, n_along, axis=0)
+    side = np.repeat(np.arange(4), n_along)
+    counts = np.bincount(side[valid], minlength=4)
+    if (good.reshape(4, n_along).sum(axis=1) < 4).any() or (counts < 4).any():
         return None
-    norm_pts = camera.normalize(points)
-    line, resid = _fit_line(norm_pts)
+    norm_all = camera.normalize(points[valid])
     scale = camera.focal_px
-    keep = np.abs(resid) * scale < max(0.5, 3 * 1.4826 * np.median(np.abs(resid)) * scale)
-    if keep.sum() >= 4 and not keep.all():
-        line, resid = _fit_line(norm_pts[keep])
-    return line, resid * scale
+    fits = []
+    for norm_pts in np.split(norm_all, np.cumsum(counts)[:3]):
+        line, resid = _fit_line(norm_pts)
+        keep = np.abs(resid) * scale < max(0.5, 3 * 1.4826 * float(_median_rows(np.abs(resid)[None])[0]) * scale)
+        if keep.sum() >= 4 and not keep.all():
+            line, resid = _fit_line(norm_pts[keep])
+        fits.append((line, resid * scale))
+    return fits
 
 
 def _fit_line(points: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Total least squares: the principal axis of the points, from the 2x2 scatter in closed form."""
     centre = points.mean(axis=0)
-    _, _, vt = np.linalg.svd(points - centre)
-    direction = vt[0]
+    d = points - centre
+    sxx, syy, sxy = d[:, 0] @ d[:, 0], d[:, 1] @ d[:, 1], d[:, 0] @ d[:, 1]
+    angle = 0.5 * math.atan2(2 * sxy, sxx - syy)
+    direction = np.array([math.cos(angle), math.sin(angle)])
     normal = np.array([-direction[1], direction[0]])
-    return (centre, direction), (points - centre) @ normal
+    return (centre, direction), d @ normal
+
+
+def _median_rows(values: np.ndarray) -> np.ndarray:
+    """Per-row (upper) median of a 2-D array: a partition, several times cheaper than np.median."""
+    k = values.shape[1] // 2
+    return np.partition(values, k, axis=1)[:, k]
 
 
 def _intersect(l1, l2) -> np.ndarray:
@@ -474,30 +517,47 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
     target_c = target - target_mean
 
     surround_white = white_tex + outside_tex  # the surroundings are taken as white
-    blur_cache: dict[float, np.ndarray] = {}  # Jacobian probes of the corners reuse one blur
+    blur_cache: dict[float, np.ndarray] = {}
+    tex_src = tex_corners.astype(np.float32)
+    pixels_h = np.stack([(flat_mask % patch.shape[1]).astype(np.float64), (flat_mask // patch.shape[1]).astype(np.float64),
+                         np.ones(len(flat_mask))])
 
-    def render(params: np.ndarray) -> np.ndarray:
-        corners = params[:8].reshape(4, 2)
-        sigma = max(float(params[8]), 0.2)
+    def blurred(sigma: float) -> np.ndarray:
         if sigma not in blur_cache:
             if len(blur_cache) > 4:
                 blur_cache.clear()
             tex_sigma = np.sqrt(sigma ** 2 + 1 / 12) * r / module_px  # optics + pixel box, in texels
             blur_cache[sigma] = cv2.GaussianBlur(surround_white, (0, 0), tex_sigma)
-        blurred = blur_cache[sigma]
-        m = cv2.getPerspectiveTransform(tex_corners.astype(np.float32), corners.astype(np.float32))
-        size = (patch.shape[1], patch.shape[0])
-        warped = cv2.warpPerspective(blurred, m, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return np.take(warped, flat_mask).astype(np.float64)
+        return blur_cache[sigma]
+
+    def render(corner_sets: np.ndarray, sigma: float) -> np.ndarray:
+        """The model at the mask's pixels for several corner sets at once (k, N): each pixel's
+        texture point through the inverse homography, all sampled in one remap (what
+        warpPerspective does, without a call and a full patch per set)."""
+        maps = np.array([cv2.getPerspectiveTransform(tex_src, c.astype(np.float32)) for c in corner_sets])
+        q = np.linalg.inv(maps) @ pixels_h  # (k, 3, N)
+        uv = (q[:, :2] / q[:, 2:3]).astype(np.float32)  # (k, 2, N)
+        sampled = cv2.remap(blurred(max(sigma, 0.2)), uv[:, 0].reshape(-1, 1), uv[:, 1].reshape(-1, 1),
+                            cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        return sampled.reshape(len(corner_sets), -1).astype(np.float64)
+
+    def residuals(white: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # Least-squares grey levels of target ~ black + gain * model, in closed form, per row;
+        # with both centred, the residual black + gain * white - target is gain * white_c - target_c.
+        white_c = white - white.mean(axis=1, keepdims=True)
+        var = np.einsum("ij,ij->i", white_c, white_c)
+        gain = np.where(var > 1e-9, white_c @ target_c / np.maximum(var, 1e-9), 0.0)
+        return gain[:, None] * white_c - target_c, gain
+
+    size = (patch.shape[1], patch.shape[0])
 
     def residual(params: np.ndarray) -> tuple[np.ndarray, float]:
-        white = render(params)
-        # Least-squares grey levels of target ~ black + gain * model, in closed form; with both
-        # centred, the residual black + gain * white - target is gain * white_c - target_c.
-        white_c = white - white.mean()
-        var = float(white_c @ white_c)
-        gain = float(white_c @ target_c) / var if var > 1e-9 else 0.0
-        return gain * white_c - target_c, gain
+        # One corner set: warpPerspective over the patch is cheaper than the batched remap.
+        m = cv2.getPerspectiveTransform(tex_src, params[:8].reshape(4, 2).astype(np.float32))
+        warped = cv2.warpPerspective(blurred(max(float(params[8]), 0.2)), m, size, flags=cv2.INTER_LINEAR,
+                                     borderMode=cv2.BORDER_REPLICATE)
+        res, gain = residuals(np.take(warped, flat_mask).astype(np.float64)[None])
+        return res[0], float(gain[0])
 
     params = np.concatenate([(quad - origin).ravel(), [0.8]])
     res, contrast = residual(params)
@@ -505,13 +565,15 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         return None
     cost = float(res @ res)
     damping = 1e-3
-    steps = np.array([0.05] * 8 + [0.05])
+    step = 0.05  # px for a corner, px of blur for sigma
+    probes = np.concatenate([np.zeros((1, 8)), np.eye(8)]).reshape(9, 4, 2) * step  # the base set first
     for _ in range(iterations):
-        jac = np.empty((len(res), len(params)))
-        for k in range(len(params)):
-            probe = params.copy()
-            probe[k] += steps[k]
-            jac[:, k] = (residual(probe)[0] - res) / steps[k]
+        # Numerical Jacobian: the 8 corner probes in one render, the blur probe in another.
+        corners = params[:8].reshape(4, 2)
+        # (The base set is rendered in the batch too: differences within one way of sampling.)
+        probe_res, _ = residuals(np.vstack([render(corners + probes, float(params[8])),
+                                            render(corners[None], float(params[8]) + step)]))
+        jac = ((probe_res[1:] - probe_res[0]) / step).T
         jtj = jac.T @ jac
         grad = jac.T @ res
         improved = False

@@ -42,14 +42,17 @@ SCAN_EVERY = 8  # frames between two scanned tiles (a backstop: changed cells fi
 REMEASURE_EVERY = 6  # on idle frames, one still marker in this many frames is measured afresh (height learning)
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
 MARKER_CONTRAST_SHARE = 0.6  # a changed region is searched only if it keeps this share of the marker's contrast
-SEARCH_BUDGET = 3  # searched boxes per frame at most; the rest wait their turn
+SEARCH_BUDGET = 4  # searched boxes per frame at most; the rest wait their turn
+SEARCH_BUDGET_PX = 10**9  # ... and pixels (three boxes of a marker in motion): detection cost grows with area
+CLOSE_WINDOW_PX = 5  # the second, closer threshold window for a marker the quick search missed
 RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
 LEARN_WINDOW = 40  # the learned height follows at most this many frames
 RELEARN_MM = 4.0  # a height this far off the learned one, 3 times in a row, is a new level
 ROUGH_MAX_RESIDUAL_PX = 0.8  # an unrefined sighting further than this from a flat square is ignored (raw corners: ~0.3)
 SAME_CORNERS_PX = 0.02
-SAME_RAW_PX = 0.05  # OpenCV's integer-ish corners this close to last time's: the same, unmoved marker  # a re-found marker whose corners moved less than this keeps its old ones
+SAME_RAW_PX = 0.05  # OpenCV's integer-ish corners this close to last time's: the same, unmoved marker
+UNMOVED_RAW_PX = 1.0  # ... or this close, with the marker's pixels as measured (a shift over ~0.15 px changes them)
 JITTER_MM = 0.8  # moves under this are averaged; above it the mini has moved
 JITTER_DEG = 1.5
 FORGET_AFTER_FRAMES = 150  # a region unseen this long is dropped; scans and change cells find it again
@@ -67,6 +70,7 @@ class _Region:
     quad_key: bytes = b""  # corners_px bytes: the same corners mean the same, unchanged region
     marker_mask: np.ndarray | None = None  # the marker and its white margin within box (the rest is surroundings)
     stale: bool = False  # it changed since it was measured and was not found again: never reused as is
+    last_precise: "_Region | None" = None  # this marker's last refined measurement, while this one is rough
 
     @property
     def precise(self) -> bool:
@@ -121,6 +125,7 @@ class LiveTracker:
         self._tracks: dict[int, _Track] = {}
         self._small: np.ndarray | None = None
         self._gray_buffer: np.ndarray | None = None
+        self._rescued_ids: set[int] = set()  # markers only the slow second look has decoded (small, blurred)
         self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
         self._tile = 0
         self._remeasure_turn = 0
@@ -185,12 +190,12 @@ class LiveTracker:
     def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:
         self._regions.clear()
         self.stats = replace(self.stats, full_frames=self.stats.full_frames + 1)
-        return detect(gray, camera, self.setup.dictionary)
+        return detect(gray, camera, self.setup.dictionary, rescued=self._rescued_ids)
 
     def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
         h, w = gray.gray.shape
         kept, walking, moving, hidden, expected = [], [], [], [], []
-        settling: list[tuple[int, Box]] = []  # (row in kept, search box) of markers that stopped, unrefined
+        settling: list[tuple[int, Box, _Region]] = []  # (row in kept, search box, region) of markers that stopped, unrefined
         diff_small = cv2.absdiff(small, self._small)
         for marker_id, regions in self._regions.items():
             for region in regions:
@@ -221,17 +226,23 @@ class LiveTracker:
                         region.stale = False
                     kept.append(region.detections)
                     if not region.precise:
-                        settling.append((len(kept) - 1, grown))
+                        settling.append((len(kept) - 1, grown, region))
         if not walking and not moving and not hidden:
             # An idle frame has time for one full pattern fit: first a marker that has stopped
             # moving (placed meanwhile from OpenCV's corners at its known height, ~0.3 mm), else
             # every few frames a still one again, so heights are learned.
             if settling:
-                k, grown = settling[0]
-                gray.ensure(grown)
-                settled = refine(gray.gray, camera, kept[k].ids, kept[k].corners_px, self.setup.dictionary)
-                if len(settled):
-                    kept[k] = settled
+                k, grown, region = settling[0]
+                before = region.last_precise
+                if before is not None and not _marker_changed(gray, before):
+                    # It stopped where it was last measured (covered for a while, never moved):
+                    # that measurement stands, no fit needed.
+                    kept[k] = before.detections
+                else:
+                    gray.ensure(grown)
+                    settled = refine(gray.gray, camera, kept[k].ids, kept[k].corners_px, self.setup.dictionary)
+                    if len(settled):
+                        kept[k] = settled
             elif frame % self.remeasure_every == 0:
                 kept = self._remeasure_one(gray, camera, kept)
         # Cells that changed last frame and are still now: a marker put down becomes readable when
@@ -243,16 +254,29 @@ class LiveTracker:
             turn = self._hidden_turn % len(hidden)
             hidden = hidden[turn:] + hidden[:turn]
             self._hidden_turn += 1
-        search = (merge_boxes(walking) + merge_boxes(moving) + cells + hidden)[:SEARCH_BUDGET]
+        # Markers not seen lately go before the cells: their contrast is back (checked above), so
+        # the hand has left them, and a walker lost under a hand walks on out of its box.
+        search = _within_budget(merge_boxes(walking) + merge_boxes(moving) + hidden + cells)
         known = MarkerDetections.concat(kept)
         found = []
         for roi in merge_boxes(search):
             quick = self._search(gray, camera, roi, known, rescue=False, quick=True)
-            missing = [m for m, box in expected if _contains(roi, box) and m not in set(quick.ids.tolist())
-                       and (frame + m) % RESCUE_EVERY == 0]
-            if missing:  # small or blurred markers need the slow second look; only where one is due
+            absent = [m for m, box in expected if _contains(roi, box) and m not in set(quick.ids.tolist())]
+            if absent:
+                # A bright hand or block against the white margin fools a 7 px threshold window;
+                # a 5 px one adapts closer in (one more window, only where a marker is missing).
+                quick = MarkerDetections.concat([quick, self._search(
+                    gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
+                    window_px=CLOSE_WINDOW_PX)])
+            missing = [m for m in absent if m not in set(quick.ids.tolist()) and (frame + m) % RESCUE_EVERY == 0]
+            if missing:
+                # Where one is due, the full set of threshold windows; and for small or blurred
+                # markers that only ever decoded at the slow second look, that look too.
                 boxes = [box for m, box in expected if m in missing]
-                quick = self._search(gray, camera, roi, known, rescue=True, quick=False, rescue_within=boxes)
+                side_px = min(r.side_px for m in missing for r in self._regions[m])
+                quick = MarkerDetections.concat([quick, self._search(
+                    gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=bool(self._rescued_ids & set(missing)),
+                    quick=False, rescue_within=boxes, side_px=side_px)])
             found.append(quick)
         if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
             found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
@@ -284,25 +308,35 @@ class LiveTracker:
         region = next((r for r in self._regions.get(int(det.ids[0]), []) if r.detections is det), None)
         if region is not None:
             gray.ensure(_grow(region, *gray.gray.shape[::-1]))
-        fresh = refine(gray.gray, camera, det.ids, det.corners_px, self.setup.dictionary)
+        # From its refined corners (not OpenCV's): one or two iterations of the fit.
+        fresh = refine(gray.gray, camera, det.ids, det.corners_px, self.setup.dictionary, from_raw=False)
         if len(fresh):
             kept = kept[:k] + [fresh] + kept[k + 1:]
         return kept
 
     def _search(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections, rescue: bool,
-                quick: bool, rescue_within: list[Box] | None = None) -> MarkerDetections:
+                quick: bool, rescue_within: list[Box] | None = None, side_px: float | None = None,
+                window_px: int | None = None) -> MarkerDetections:
         """Markers in roi, refined only if not already known at the same place this frame."""
         x0, y0, x1, y1 = roi
         within = None if rescue_within is None else [(b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0) for b in rescue_within]
         ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick,
-                                rescue_within=within, min_side_px=self._smallest_side_px() if quick else None)
+                                rescued=self._rescued_ids,
+                                rescue_within=within, min_side_px=self._smallest_side_px() if quick else None,
+                                rescue_side_px=side_px, window_px=window_px)
         new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
         rows, again = [], []
         for i in new:
-            # OpenCV's corners where they were last time: the marker did not move (something moved
-            # near it), so its refined corners stand.
-            before = next((r.detections for r in self._regions.get(int(ids[i]), [])
+            # OpenCV's corners where they were last time, or the marker's pixels as they were when
+            # it was measured (a hand covered it and left): it did not move, its refined corners
+            # stand, and no pattern fit is needed.
+            regions = self._regions.get(int(ids[i]), [])
+            before = next((r.detections for r in regions
                            if np.abs(r.detections.raw_px[0] - quads[i]).max() < SAME_RAW_PX), None)
+            if before is None:
+                before = next((r.detections for r in regions if r.precise
+                               and np.abs(r.detections.raw_px[0] - quads[i]).max() < UNMOVED_RAW_PX
+                               and not _marker_changed(gray, r)), None)
             (rows if before is None else again).append(i if before is None else before)
         fresh = refine(gray.gray, camera, ids[rows], quads[rows], self.setup.dictionary, precise=False) \
             if rows else MarkerDetections.empty()
@@ -375,6 +409,8 @@ class LiveTracker:
                 region = _Region(detections[row], (int(x0), int(y0), int(x1), int(y1)),
                                  cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16), frame, side, key,
                                  marker_mask.astype(bool))
+                if not region.precise:
+                    region.last_precise = self._last_precise(marker_id, centre, side)
             fresh.setdefault(marker_id, []).append(region)
         # Markers not found this frame keep their regions, so they are looked for again when uncovered.
         for marker_id, regions in self._regions.items():
@@ -383,6 +419,15 @@ class LiveTracker:
                 if alive:
                     fresh[marker_id] = alive
         self._regions = fresh
+
+    def _last_precise(self, marker_id: int, centre_px: np.ndarray, side_px: float) -> _Region | None:
+        """The last refined measurement of the marker now seen roughly at centre_px (within one
+        side of it): if the marker turns out not to have moved, it is still right."""
+        for region in self._regions.get(marker_id, []):
+            before = region if region.precise else region.last_precise
+            if before is not None and np.abs(before.detections.corners_px[0].mean(axis=0) - centre_px).max() < side_px:
+                return before
+        return None
 
     def _mark_seen(self, detections: MarkerDetections, frame: int) -> None:
         for marker_id in {int(i) for i in detections.ids}:
@@ -455,6 +500,17 @@ def _steady(previous: MiniState, new: MiniState) -> MiniState:
     heading = (previous.heading_deg + a * ((new.heading_deg - previous.heading_deg + 180) % 360 - 180)) % 360
     return replace(new, x_mm=previous.x_mm + a * (new.x_mm - previous.x_mm),
                    y_mm=previous.y_mm + a * (new.y_mm - previous.y_mm), heading_deg=heading)
+
+
+def _within_budget(boxes: list[Box]) -> list[Box]:
+    """The first boxes, in order, up to the frame's budget of boxes and pixels (at least one)."""
+    chosen, area = [], 0
+    for box in boxes[:SEARCH_BUDGET]:
+        area += (box[2] - box[0]) * (box[3] - box[1])
+        if chosen and area > SEARCH_BUDGET_PX:
+            break
+        chosen.append(box)
+    return chosen
 
 
 def _contains(outer: Box, inner: Box) -> bool:
