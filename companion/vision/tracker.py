@@ -43,7 +43,6 @@ REMEASURE_EVERY = 6  # on idle frames, one still marker in this many frames is m
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
 MARKER_CONTRAST_SHARE = 0.6  # a changed region is searched only if it keeps this share of the marker's contrast
 SEARCH_BUDGET = 4  # searched boxes per frame at most; the rest wait their turn
-SEARCH_BUDGET_PX = 10**9  # ... and pixels (three boxes of a marker in motion): detection cost grows with area
 CLOSE_WINDOW_PX = 5  # the second, closer threshold window for a marker the quick search missed
 RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
@@ -249,14 +248,14 @@ class LiveTracker:
         # the hand has left and the area settles; nothing under a moving hand can be read anyway.
         cells = merge_boxes(self._settled_cells(diff_small, walking + moving + hidden))
         # A budget of searches per frame, most useful first: markers in motion, markers that
-        # changed, settled cells, then markers not seen lately (under a hand), taking turns.
+        # changed, markers not seen lately (taking turns), then settled cells. The lost ones go
+        # before the cells: their contrast is back (checked above), so the hand has left them,
+        # and a walker lost under a hand walks on out of its box.
         if hidden:
             turn = self._hidden_turn % len(hidden)
             hidden = hidden[turn:] + hidden[:turn]
             self._hidden_turn += 1
-        # Markers not seen lately go before the cells: their contrast is back (checked above), so
-        # the hand has left them, and a walker lost under a hand walks on out of its box.
-        search = _within_budget(merge_boxes(walking) + merge_boxes(moving) + hidden + cells)
+        search = (merge_boxes(walking) + merge_boxes(moving) + hidden + cells)[:SEARCH_BUDGET]
         known = MarkerDetections.concat(kept)
         found = []
         for roi in merge_boxes(search):
@@ -500,17 +499,6 @@ def _steady(previous: MiniState, new: MiniState) -> MiniState:
     heading = (previous.heading_deg + a * ((new.heading_deg - previous.heading_deg + 180) % 360 - 180)) % 360
     return replace(new, x_mm=previous.x_mm + a * (new.x_mm - previous.x_mm),
                    y_mm=previous.y_mm + a * (new.y_mm - previous.y_mm), heading_deg=heading)
-
-
-def _within_budget(boxes: list[Box]) -> list[Box]:
-    """The first boxes, in order, up to the frame's budget of boxes and pixels (at least one)."""
-    chosen, area = [], 0
-    for box in boxes[:SEARCH_BUDGET]:
-        area += (box[2] - box[0]) * (box[3] - box[1])
-        if chosen and area > SEARCH_BUDGET_PX:
-            break
-        chosen.append(box)
-    return chosen
 
 
 def _contains(outer: Box, inner: Box) -> bool:
