@@ -588,7 +588,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
                 improved = True
                 break
             damping *= 8
-        if not improved or np.abs(delta[:8]).max() < 5e-3:  # well under the corners' 0.01-0.05 px noise
+        if not improved or np.abs(delta[:8]).max() < 1e-2:  # at the floor of the corners' 0.01-0.05 px noise
             break
     corners = params[:8].reshape(4, 2) + origin
     if np.abs(corners - quad).max() > max(2.5, 0.15 * side_px):  # a jump further than this found something else

@@ -56,8 +56,10 @@ def fit_square(corners_norm: np.ndarray, pose: TablePose) -> SquareFit:
 
 def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: TablePose,
                              focal_px: float, known_z_mm: float | None = None,
-                             fit: SquareFit | None = None) -> MarkerPose:
-    """Pass `fit` (from `fit_square` on the same corners) to place one marker at several heights."""
+                             fit: SquareFit | None = None, with_tilt: bool = True) -> MarkerPose:
+    """Pass `fit` (from `fit_square` on the same corners) to place one marker at several heights.
+    `with_tilt=False` (OpenCV's unrefined corners of a marker in motion say nothing about its tilt)
+    reports 0 and saves a pose solve."""
     fit = fit or fit_square(corners_norm, pose)
     centre_c = pose.camera_centre_mm
     cz = float(centre_c[2])
@@ -77,7 +79,10 @@ def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: Tab
     # Side error ~ residual spread over 4 corners; dz = Cz * s / side0^2 * d(side0).
     side_sigma_mm = rms_mm / 2
     z_sigma = cz * side_mm / side0 ** 2 * side_sigma_mm
-    tilt = marker_tilt_deg(corners_norm, side_mm, pose) if known_z_mm is None else float("nan")
+    if known_z_mm is not None:
+        tilt = float("nan")
+    else:
+        tilt = marker_tilt_deg(corners_norm, side_mm, pose) if with_tilt else 0.0
     return MarkerPose(float(centre.real), float(centre.imag), float(z), heading, tilt, resid_px, float(z_sigma))
 
 

@@ -148,7 +148,8 @@ class Locator:
             return "unknown", MarkerSighting(marker_id, float(ground[0]), float(ground[1]), None, pixel), None
         corners = det.corners_norm[row]
         fit = fit_square(corners, pose)  # shared by the placements at each candidate height below
-        measured = locate_horizontal_marker(corners, side, pose, camera.focal_px, fit=fit)
+        measured = locate_horizontal_marker(corners, side, pose, camera.focal_px, fit=fit,
+                                            with_tilt=bool(det.refined[row]))
         mp, source = measured, "frame"
         if marker_id in known_z_mm:
             mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id], fit), \
