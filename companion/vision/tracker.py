@@ -1,15 +1,17 @@
 """The live tracker: frame after frame, only look where something changed.
 
-Per frame, for about a tenth of a full-frame detection:
-- a quarter-resolution grey copy (nearest-neighbour, ~0.1 ms) is compared with the last one, cell
-  by cell, to see where anything changed;
+Per frame, for under a third of a full-frame detection (`companion bench live`):
+- a sparse copy of the green channel (every 4th pixel of every 8th row) is compared with the last
+  one, cell by cell, to see where anything changed;
 - every marker seen before has a pixel region and a reference patch; a region whose pixels did not
   change beyond sensor noise keeps last frame's corners (so its registration and placement are
-  memo hits); a changed region is searched again with room for motion;
+  memo hits); a changed region is searched again with room for motion, at most 4 boxes a frame:
+  markers in motion, then changed ones, then ones not seen lately, then cells that settled;
 - changed cells that no known marker explains are searched (a mini put down, a hand lifted);
-  one tile of a 4 x 4 grid is also scanned every 4th frame, so nothing is missed for long;
+  one tile of a 4 x 4 grid is also scanned every 8th frame, so nothing is missed for long;
 - a marker in motion is placed from OpenCV's corners at its learned height (fast, right in x and
-  y); once it stops, its corners get the full pattern fit once and its height is learned again;
+  y); once it stops, its corners get the full pattern fit once (or, if it stopped exactly where
+  it was last refined, that measurement again) and its height is learned again;
 - the table is registered from the anchors' corners every frame; if that fails the whole frame is
   searched (a bumped camera is re-registered on the next frame).
 Per mini: the marker height is learned over the frames it stands still (re-learned when it steps

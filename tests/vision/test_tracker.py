@@ -109,3 +109,34 @@ def test_a_mini_lifted_and_put_down_elsewhere_is_never_seen_at_its_old_place():
         old_gap = math.hypot(reported.x_mm - moved.x_mm, reported.y_mm - moved.y_mm)
         assert not (reported.status == "seen" and old_gap < 50), f"frame {frame}: seen at its old place"
     assert reported.status == "seen" and math.hypot(reported.x_mm - far.x_mm, reported.y_mm - far.y_mm) < 2.0
+
+
+def test_a_marker_that_stops_where_it_was_last_refined_takes_that_measurement_again(monkeypatch):
+    # A hand covered a mini; it was re-found roughly (OpenCV's corners) and now stands quiet. If
+    # its pixels are those of its last refined measurement, that measurement stands: no new fit.
+    from companion.vision import markers, tracker as tracker_module
+
+    scene = random_scene(80, "standard", n_minis=3, n_bricks=0)
+    image = Renderer().render(scene)
+    tracker = LiveTracker(scene.setup(), remeasure_every=10**6)  # no round-robin re-measurement here
+    tracker.update(image, 0, 0.0)
+    mini_id = scene.minis[0].id
+    (region,) = tracker._regions[mini_id]
+    refined = region.detections
+    assert refined.refined[0]
+    camera, _ = tracker.locator.camera(image.shape[1], image.shape[0])
+    rough_px = refined.corners_px + 0.4
+    rough = markers.MarkerDetections(refined.ids, rough_px, camera.normalize(rough_px[0])[None],
+                                     refined.edge_rms_px, np.array([False]), rough_px)
+    region.detections, region.last_precise = rough, tracker_module._Region(
+        refined, region.box, region.reference, 0, region.side_px, region.quad_key, region.marker_mask)
+    region.quad_key = rough_px[0].tobytes()
+    tracker._last_key = b""  # the last frame's answer was built on the rough corners
+    fits = []
+    real_fit = markers.fit_marker_model
+    monkeypatch.setattr(markers, "fit_marker_model", lambda *a, **k: fits.append(a[3]) or real_fit(*a, **k))
+    tracker.update(image, 1, 1.0)  # an idle frame: the stopped marker settles
+    (settled,) = tracker._regions[mini_id]
+    assert settled.detections.refined[0]
+    assert np.array_equal(settled.detections.corners_px, refined.corners_px)
+    assert mini_id not in fits
