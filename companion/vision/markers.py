@@ -274,12 +274,10 @@ def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,
 
 
 def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.ndarray,
-           dictionary_name: str, failed: list[np.ndarray] | None = None, precise: bool = True,
-           from_raw: bool = True) -> MarkerDetections:
+           dictionary_name: str, failed: list[np.ndarray] | None = None, precise: bool = True) -> MarkerDetections:
     """Sub-pixel corners: edge lines for big markers, pattern alignment for small ones.
 
-    Small markers whose pattern does not fit are dropped (their quads go to `failed`).
-    `from_raw=False`: the quads are refined corners already (a re-measurement), not OpenCV's."""
+    Small markers whose pattern does not fit are dropped (their quads go to `failed`)."""
     if len(ids) == 0:
         return MarkerDetections.empty()
     cells = dictionary(dictionary_name).markerSize + 2
@@ -293,8 +291,7 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
             corners_px, corners_norm, rms, ok = quad, camera.normalize(quad), float("nan"), False
         else:
             rms = float("nan")
-            start = _outward(quad, RAW_CORNER_INSET_PX) if from_raw else quad
-            fit = fit_marker_model(gray_f, start, dictionary_name, int(marker_id))
+            fit = fit_marker_model(gray_f, quad, dictionary_name, int(marker_id))
             if fit is None or fit[1] > MODEL_FIT_MAX_RESIDUAL:
                 # The alignment can wander on real photos; edge lines are the fallback, if the
                 # pattern still matches at their corners (a misread id never does).
@@ -318,17 +315,6 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
         return MarkerDetections.empty()
     return MarkerDetections(np.array(kept_ids, int), np.array(px_out), np.array(norm_out), np.array(rms_out),
                             np.array(ok_out), np.array(raw_out, np.float64))
-
-
-RAW_CORNER_INSET_PX = 0.5  # OpenCV's unrefined corners sit this far inside the true edges
-
-
-def _outward(quad: np.ndarray, px: float) -> np.ndarray:
-    """The quad with each side moved `px` outward (corners along their diagonals): a start closer
-    to the true corners saves the pattern fit about one of its ~4 iterations."""
-    centre = quad.mean(axis=0)
-    diagonal = quad - centre
-    return quad + diagonal / np.linalg.norm(diagonal, axis=1, keepdims=True) * (px * math.sqrt(2))
 
 
 class _FloatView:

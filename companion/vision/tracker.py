@@ -309,8 +309,7 @@ class LiveTracker:
         region = next((r for r in self._regions.get(int(det.ids[0]), []) if r.detections is det), None)
         if region is not None:
             gray.ensure(_grow(region, *gray.gray.shape[::-1]))
-        # From its refined corners (not OpenCV's): one or two iterations of the fit.
-        fresh = refine(gray.gray, camera, det.ids, det.corners_px, self.setup.dictionary, from_raw=False)
+        fresh = refine(gray.gray, camera, det.ids, det.corners_px, self.setup.dictionary)
         if len(fresh):
             kept = kept[:k] + [fresh] + kept[k + 1:]
         return kept
