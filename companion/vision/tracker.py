@@ -275,9 +275,10 @@ class LiveTracker:
                 # markers that only ever decoded at the slow second look, that look too.
                 boxes = [box for m, box in expected if m in missing]
                 side_px = min(r.side_px for m in missing for r in self._regions[m])
+                slow_look = bool(self._rescued_ids & set(missing))
                 quick = MarkerDetections.concat([quick, self._search(
-                    gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=bool(self._rescued_ids & set(missing)),
-                    quick=False, rescue_within=boxes, side_px=side_px)])
+                    gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
+                    rescue_within=boxes, side_px=side_px)])
             found.append(quick)
         if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
             found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
