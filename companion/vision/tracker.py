@@ -273,12 +273,14 @@ class LiveTracker:
             if missing:
                 # Where one is due, the full set of threshold windows; and for small or blurred
                 # markers that only ever decoded at the slow second look, that look too.
-                boxes = [box for m, box in expected if m in missing]
+                # Each in its own box, not the whole search box: the full set costs ~50 us per
+                # thousand pixels, and a search box merged around a hand can be 300 px wide.
                 side_px = min(r.side_px for m in missing for r in self._regions[m])
                 slow_look = bool(self._rescued_ids & set(missing))
-                quick = MarkerDetections.concat([quick, self._search(
-                    gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
-                    rescue_within=boxes, side_px=side_px)])
+                for box in merge_boxes([box for m, box in expected if m in missing]):
+                    quick = MarkerDetections.concat([quick, self._search(
+                        gray, camera, box, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
+                        rescue_within=[box], side_px=side_px)])
             found.append(quick)
         if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
             found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
@@ -323,7 +325,7 @@ class LiveTracker:
         within = None if rescue_within is None else [(b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0) for b in rescue_within]
         ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick,
                                 rescued=self._rescued_ids,
-                                rescue_within=within, min_side_px=self._smallest_side_px() if quick else None,
+                                rescue_within=within, min_side_px=side_px or (self._smallest_side_px() if quick else None),
                                 rescue_side_px=side_px, window_px=window_px)
         new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
         rows, again = [], []
