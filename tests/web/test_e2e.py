@@ -56,7 +56,14 @@ class Phone:
         self.page.wait_for_selector("#units li >> nth=7")
 
     def tap_unit(self, unit_id: int) -> None:
-        box = self.page.locator(f'g.unit[data-id="{unit_id}"] circle').last.bounding_box()
+        # The map is redrawn when a unit moves: ask again if it was replaced while being measured.
+        box = None
+        for _ in range(20):
+            box = self.page.locator(f'g.unit[data-id="{unit_id}"] circle').last.bounding_box()
+            if box is not None:
+                break
+            self.page.wait_for_timeout(100)
+        assert box is not None, f"unit {unit_id} is not on the map"
         self.page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
     def close(self) -> None:

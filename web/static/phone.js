@@ -100,8 +100,11 @@ function render() {
   $("status").textContent = cam.ok ? (s.snapshot.registered_now ? `frame ${s.frame}` : "not registered") : cam.state;
   $("status").className = "pill " + (cam.ok && s.snapshot.registered_now ? "ok" : "bad");
   refreshBanner();
-  const key = JSON.stringify([s.frame, s.timestamp, s.units, s.blocks, s.objects, s.game && s.game.version, ui.selected,
-    ui.moves, ui.reach, ui.template, ui.grid ? 1 : 0]);
+  // Redrawn only when something drawn changed (not the frame counter, nor when each unit was last
+  // seen): a map replaced under a finger at every frame loses taps and a phone's battery.
+  const drawn = (k, v) => (k === "last_seen_frame" ? undefined : v);
+  const key = JSON.stringify([s.units, s.blocks, s.objects, s.game && s.game.version, ui.selected,
+    ui.moves, ui.reach, ui.template, ui.grid ? 1 : 0], drawn);
   if (key !== ui.key) {
     ui.key = key;
     drawMap();
