@@ -147,7 +147,7 @@ class LiveTracker:
         self.stats = replace(self.stats, frames=self.stats.frames + 1)
         whole = not self._regions or self._small is None or self._small.shape != small.shape
         if whole:
-            gray = self._gray_buffer = to_gray(image)
+            gray = self._gray_buffer = _own_grey(image)
             detections = self._detect_full(gray, camera)
         else:
             gray_view = _SparseGray(image, self._gray_buffer)
@@ -166,7 +166,7 @@ class LiveTracker:
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                         known_z_mm=self._known_heights(detections))
         if not whole and (not analysis.registration.registered or self._camera_moved(analysis.registration)):
-            gray = self._gray_buffer = to_gray(image)
+            gray = self._gray_buffer = _own_grey(image)
             detections = self._detect_full(gray, camera)
             analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                             known_z_mm=self._known_heights(detections))
@@ -262,14 +262,16 @@ class LiveTracker:
         found = []
         for roi in merge_boxes(search):
             quick = self._search(gray, camera, roi, known, rescue=False, quick=True)
-            absent = [m for m, box in expected if _contains(roi, box) and m not in set(quick.ids.tolist())]
+            seen = set(quick.ids.tolist())
+            absent = [m for m, box in expected if _contains(roi, box) and m not in seen]
             if absent:
                 # A bright hand or block against the white margin fools a 7 px threshold window;
                 # a 5 px one adapts closer in (one more window, only where a marker is missing).
                 quick = MarkerDetections.concat([quick, self._search(
                     gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
                     window_px=CLOSE_WINDOW_PX)])
-            missing = [m for m in absent if m not in set(quick.ids.tolist()) and (frame + m) % RESCUE_EVERY == 0]
+            seen = set(quick.ids.tolist())
+            missing = [m for m in absent if m not in seen and (frame + m) % RESCUE_EVERY == 0]
             if missing:
                 # Where one is due, the full set of threshold windows; and for small or blurred
                 # markers that only ever decoded at the slow second look, that look too.
@@ -482,6 +484,13 @@ def _learn_height(track: _Track, measured_z: float) -> None:
         return
     track.off_level = 0
     track.z_samples = (track.z_samples + [measured_z])[-LEARN_WINDOW:]
+
+
+def _own_grey(image: np.ndarray) -> np.ndarray:
+    """The frame in grey, in an array of the tracker's own: it becomes the buffer the next frame's
+    searches write into, and a grey frame as given belongs to the caller."""
+    gray = to_gray(image)
+    return gray.copy() if gray is image else gray
 
 
 def _marker_changed(gray: _SparseGray, region: _Region) -> bool:

@@ -140,3 +140,20 @@ def test_a_marker_that_stops_where_it_was_last_refined_takes_that_measurement_ag
     assert settled.detections.refined[0]
     assert np.array_equal(settled.detections.corners_px, refined.corners_px)
     assert mini_id not in fits
+
+
+def test_grey_frames_given_to_the_tracker_are_never_written_to():
+    # The tracker reuses its grey buffer from frame to frame; a grey frame from the camera must not
+    # become that buffer (the next frame's conversion would overwrite the caller's picture).
+    import cv2
+
+    scene = random_scene(79, "standard", n_minis=3, n_bricks=0)
+    moved = scene.minis[0]
+    later = replace(scene, minis=(replace(moved, x_mm=moved.x_mm + 40),) + scene.minis[1:])
+    renderer = Renderer()
+    first, second = (cv2.cvtColor(renderer.render(s), cv2.COLOR_BGR2GRAY) for s in (scene, later))
+    first_as_given = first.copy()
+    tracker = LiveTracker(scene.setup())
+    tracker.update(first, 0, 0.0)
+    tracker.update(second, 1, 1.0)
+    assert np.array_equal(first, first_as_given)
