@@ -14,24 +14,14 @@ import numpy as np
 
 from companion.setup_file import AnchorSpec, CameraSpec, MiniSpec, PlayerSpec, Setup, TableSpec
 from companion.vision.camera import CameraModel, TablePose
+from companion.vision.colours import LEGO_PALETTE
 
 STUD_MM = 8.0  # Lego stud pitch
 BRICK_MM = 9.6  # one brick's height
 PLATE_MM = 3.2  # one plate's height
 BRICK_GAP_MM = 0.2  # a brick's side is 8n - 0.2 mm
 
-# Lego palette, sRGB 0-1 (Bright Red, Bright Blue, Bright Yellow, Dark Green, White, Black,
-# Light Bluish Gray, Orange).
-LEGO_RGB: dict[str, tuple[float, float, float]] = {
-    "red": (0.79, 0.10, 0.04),
-    "blue": (0.00, 0.33, 0.75),
-    "yellow": (0.95, 0.80, 0.22),
-    "green": (0.14, 0.47, 0.25),
-    "white": (0.93, 0.93, 0.91),
-    "black": (0.08, 0.09, 0.11),
-    "gray": (0.63, 0.65, 0.66),
-    "orange": (0.99, 0.54, 0.09),
-}
+LEGO_RGB = LEGO_PALETTE  # the bricks are painted in the palette the detector names them by
 SURFACES = ("wood", "felt", "grid")
 
 

@@ -1,0 +1,366 @@
+"""Lego-style blocks in a registered frame: footprint, height and colour, with no tags.
+
+1. Candidates: the table is resampled from straight above at 2 mm a pixel and compared with the
+   table without what stands on it (a learned empty-table frame when there is one, else a median
+   over ~60 mm, which a brick never fills); minis and anchors (known from their markers) are
+   masked out; what differs and is big enough is a candidate.
+2. Each candidate is cut out at 0.5 mm a pixel; its brightest uniform part is the top face (lit
+   from above), whose rotated rectangle starts the box fit of `boxfit`, done on the camera image
+   itself at sub-pixel steps.
+3. A fit is a block when its predicted silhouette covers the candidate, its top is not skin, and
+   it is no taller than a stack of bricks; its colour is named against the anchors' white paper.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.setup_file import Setup
+from companion.state import BlockState, MiniState
+from companion.vision.boxfit import BRICK_MM, GAP_MM, STUD_MM, BoxFit, Rect, fit_box, snap_side
+from companion.vision.camera import CameraModel, TablePose
+from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, classify_colour
+from companion.vision.registration import square_corners_mm
+from companion.vision.tableview import TableView, window_size
+
+COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
+FINE_MM = 0.5  # a candidate's cut-out
+TABLE_WINDOW_MM = 60.0  # the local table: a median over this (a 2x4 brick fills under half of it)
+MIN_AREA_MM2 = 100.0  # a 1x2 plate seen from above is 7.8 x 15.8 mm
+MAX_SIDE_MM = 140.0  # longer than any brick (1x16 is 127.8 mm): an arm, a book
+MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
+SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
+EDGE_BAND_MM = 10.0  # the table's own edge (and the floor beyond) is not searched
+LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table: 4x a plain surface's noise
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block, in table mm, with the reasons for its confidence."""
+
+    footprint_mm: np.ndarray  # (4, 2) counter-clockwise
+    height_mm: float
+    color: str
+    silhouette_fit: float  # how well the fitted box explains the candidate's outline (`_silhouette_fit`)
+    height_confidence: float  # 0.5-1: share of the height's likelihood within half a brick
+    colour_confidence: float
+    studs: tuple[int, int] | None  # (long, short) when both sides snapped to brick sizes
+    fit: BoxFit
+
+    @property
+    def confidence(self) -> float:
+        return float(min(self.silhouette_fit, self.height_confidence, 0.5 + 0.5 * self.colour_confidence))
+
+
+class BlockFinder:
+    """Finds blocks in frames of one camera pose (the coarse view's maps are kept)."""
+
+    def __init__(self, setup: Setup, palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> None:
+        self.setup = setup
+        self.palette = palette
+        self._view: TableView | None = None
+        self._view_key: bytes | None = None
+
+    def view(self, camera: CameraModel, pose: TablePose) -> TableView:
+        key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
+        if key != self._view_key:
+            self._view, self._view_key = TableView(camera, pose), key
+        assert self._view is not None
+        return self._view
+
+    def find(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...] = (),
+             background: np.ndarray | None = None) -> list[Block]:
+        view = self.view(camera, pose)
+        w_px, h_px = window_size(self.setup.table.width_mm, self.setup.table.depth_mm, COARSE_MM)
+        coarse = view.window(image, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
+        table = (view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True) if background is not None
+                 else local_table(coarse))
+        # Closing fills dark lines under ~4 mm (a printed mat's grid, wood grain) with the table
+        # around them; the narrowest brick is 7.8 mm.
+        closed = cv2.morphologyEx(coarse, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+        diff = colour_distance(closed, table, blur_px=1.0)
+        level = max(LEVEL_FLOOR, 4.0 * float(np.median(diff)))
+        mask = (diff > level).astype(np.uint8)
+        mask_known(mask, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # printed lines, grain
+        edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
+        mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
+        white, white_table = paper_white(coarse, table, self.setup)
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        sample = _sampler(image, view)
+        blocks: list[Block] = []
+        for label in range(1, count):
+            x, y, w, h, area = (int(v) for v in stats[label])
+            if area * COARSE_MM ** 2 < 0.6 * MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM * 1.5:
+                continue
+            region = labels[y:y + h, x:x + w] == label
+            if not _compact(region):
+                continue
+            block = self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
+            if block is not None:
+                blocks.append(block)
+        return blocks
+
+    def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
+             box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
+             white_table: float) -> Block | None:
+        x, y, w, h = box
+        pad_mm = 8.0
+        x0, y0 = x * COARSE_MM - pad_mm, y * COARSE_MM - pad_mm
+        w_px, h_px = int((w * COARSE_MM + 2 * pad_mm) / FINE_MM), int((h * COARSE_MM + 2 * pad_mm) / FINE_MM)
+        fine = view.window(image, x0, y0, w_px, h_px, FINE_MM)
+        table_fine = _crop_resized(coarse_table, x0, y0, w_px, h_px)
+        diff = colour_distance(fine, table_fine, blur_px=0.8)
+        blob = (diff > level).astype(np.uint8)
+        mask_known(blob, self.setup, minis, view, (x0, y0), FINE_MM)
+        pad = int(pad_mm / FINE_MM)
+        scale = int(round(COARSE_MM / FINE_MM))
+        near = np.zeros_like(blob)
+        grown = np.kron(region.astype(np.uint8), np.ones((scale, scale), np.uint8))
+        near[pad:pad + grown.shape[0], pad:pad + grown.shape[1]] = grown[:h_px - pad, :w_px - pad]
+        # Grown by 6 mm: the coarse search's closing drops a dark wall narrower than that.
+        blob &= cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (25, 25)))
+        # A 6.5 mm disc fits in any brick (7.8 mm wide at least), not in a printed line touching it.
+        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
+        blob = cv2.morphologyEx(blob, cv2.MORPH_OPEN, disc)
+        blob = _filled(blob)
+        if blob is None:
+            return None
+        # Start from the top face where it stands out, else from the whole silhouette (a black
+        # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
+        # light table differs by ten times the threshold and would spread a pixel wider.
+        top = _top_face(fine, blob)
+        if top is not None:
+            start = _rect_mm(top, (x0, y0))
+        else:
+            half = max(level, 0.5 * float(np.median(diff[blob > 0])))
+            silhouette = _filled(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, disc))
+            if silhouette is None:
+                return None
+            start = _rect_mm(silhouette, (x0, y0))
+        if max(start.half_mm) * 2 > MAX_SIDE_MM or min(start.half_mm) * 2 < STUD_MM - 3:
+            return None
+        fit = fit_box(sample, start, view.foot_mm, view.camera_height_mm, lambda p, d: 1.0 / view.mm_per_px(p, d),
+                      start_is_top=top is not None)
+        if fit is None or fit.height_mm >= max(fit.height_cost):
+            return None  # ran off the candidate, or taller than a stack of bricks: a hand, an arm
+        footprint, studs = _snapped(fit.footprint)
+        iou = _silhouette_fit(blob, footprint, fit.top, (x0, y0))
+        if iou < MIN_SILHOUETTE_FIT or looks_like_skin(fit.top_rgb):
+            return None
+        light = _light_at(table_fine, fit.top, (x0, y0)) / max(white_table, 1e-3)
+        relative = fit.top_rgb[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
+        colour, colour_conf = classify_colour(relative, self.palette)
+        return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit)
+
+
+def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup: Setup,
+                  minis: tuple[MiniState, ...] = (), background: np.ndarray | None = None,
+                  palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> list[Block]:
+    """Every block on the table in one registered frame."""
+    return BlockFinder(setup, palette).find(image, camera, pose, minis, background)
+
+
+def to_block_states(blocks: list[Block]) -> tuple[BlockState, ...]:
+    return tuple(BlockState(footprint_mm=tuple((round(float(px), 1), round(float(py), 1)) for px, py in b.footprint_mm),
+                            height_mm=round(b.height_mm, 1), color=b.color, id=i, confidence=round(b.confidence, 3))
+                 for i, b in enumerate(blocks))
+
+
+# --- pieces ----------------------------------------------------------------------------------------
+
+def local_table(view: np.ndarray) -> np.ndarray:
+    """The table without what stands on it: a median over TABLE_WINDOW_MM, smoothed."""
+    small = cv2.resize(view, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    size = int(TABLE_WINDOW_MM / (2 * COARSE_MM)) | 1
+    med = cv2.medianBlur(small, size)
+    med = cv2.GaussianBlur(med, (0, 0), 2.0)
+    return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
+
+
+def colour_distance(view: np.ndarray, table: np.ndarray, blur_px: float) -> np.ndarray:
+    """Per pixel, the Euclidean distance over B, G, R from the table (a green brick on green felt
+    differs a little in every channel at once)."""
+    a = cv2.GaussianBlur(view, (0, 0), blur_px).astype(np.float32)
+    d = a - table.astype(np.float32)
+    return np.sqrt((d * d).sum(axis=2))
+
+
+def looks_like_skin(bgr: np.ndarray) -> bool:
+    """Skin: orange-ish hue, moderate saturation, bright (a hand or an arm over the table)."""
+    hsv = cv2.cvtColor(np.clip(np.asarray(bgr, float), 0, 255).astype(np.uint8).reshape(1, 1, 3),
+                       cv2.COLOR_BGR2HSV).reshape(3)
+    hue, sat, val = (int(v) for v in hsv)
+    return hue <= 22 and 45 <= sat <= 170 and val >= 90
+
+
+def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], view: TableView,
+               origin_mm: tuple[float, float], mm_per_px: float) -> None:
+    """Zero out minis (base, body up to the marker, with their parallax) and anchors in a top-down
+    view whose pixel (0, 0) is centred at origin + half a pixel."""
+    h_px, w_px = mask.shape[:2]
+    lo = np.asarray(origin_mm, float)
+    hi = lo + np.array([w_px, h_px]) * mm_per_px
+
+    def px(p: np.ndarray) -> tuple[int, int]:
+        q = (p - lo) / mm_per_px - 0.5
+        return int(round(q[0])), int(round(q[1]))
+
+    for m in minis:
+        spec = setup.mini(m.id)
+        r_mm = (spec.base_mm if spec else 25.0) / 2 + 3.0
+        base = np.array([m.x_mm, m.y_mm])
+        top = view.cast(base[None], m.z_mm)[0]
+        r_top_mm = r_mm * float(view.k(m.z_mm)) + 3.0
+        if np.any(np.minimum(base, top) - r_top_mm > hi) or np.any(np.maximum(base, top) + r_top_mm < lo):
+            continue  # nowhere near this view
+        r_top = int(round(r_top_mm / mm_per_px))
+        cv2.circle(mask, px(base), int(round(r_mm / mm_per_px)), 0, -1)
+        cv2.circle(mask, px(top), r_top, 0, -1)
+        cv2.line(mask, px(base), px(top), 0, 2 * r_top)
+    for a in setup.anchors:
+        corners = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 8 / 6 + 6, a.rotation_deg)[:, :2]
+        if np.any(corners.min(axis=0) > hi) or np.any(corners.max(axis=0) < lo):
+            continue
+        cv2.fillConvexPoly(mask, np.array([px(c) for c in corners], np.int32), 0)
+
+
+def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np.ndarray, float]:
+    """The anchors' white margin (RGB 0-1) and the table's brightness there: the colour reference."""
+    samples, lights = [], []
+    for a in setup.anchors:
+        inner = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 6.9 / 6, a.rotation_deg)[:, :2] / COARSE_MM - 0.5
+        outer = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 7.7 / 6, a.rotation_deg)[:, :2] / COARSE_MM - 0.5
+        ring = np.zeros(coarse.shape[:2], np.uint8)
+        cv2.fillConvexPoly(ring, outer.round().astype(np.int32), 1)
+        cv2.fillConvexPoly(ring, inner.round().astype(np.int32), 0)
+        if ring.sum() > 6:
+            samples.append(np.median(coarse[ring > 0], axis=0)[::-1] / 255.0)
+            lights.append(float(table[ring > 0].astype(np.float64).mean()) / 255.0)
+    if not samples:
+        return np.array([PAPER_ALBEDO] * 3), 1.0
+    return np.mean(samples, axis=0), float(np.mean(lights))
+
+
+def _compact(region: np.ndarray) -> bool:
+    """Could this coarse blob be a brick's: at least 6 mm across and filling half its rectangle
+    (not a printed line, not what is left around a masked mini)?"""
+    ys, xs = np.nonzero(region)
+    (_, _), (w, h), _ = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
+    return min(w, h) + 1 >= 6.0 / COARSE_MM and len(xs) >= 0.5 * (w + 1) * (h + 1)
+
+
+def _sampler(image: np.ndarray, view: TableView):
+    return lambda points_mm: view.sample(image, points_mm)
+
+
+def _crop_resized(coarse: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_px: int) -> np.ndarray:
+    """The coarse view under a fine window, resampled to it."""
+    xs = ((x0_mm + (np.arange(w_px) + 0.5) * FINE_MM) / COARSE_MM - 0.5).astype(np.float32)
+    ys = ((y0_mm + (np.arange(h_px) + 0.5) * FINE_MM) / COARSE_MM - 0.5).astype(np.float32)
+    mx, my = np.meshgrid(xs, ys)
+    return cv2.remap(coarse, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _filled(mask: np.ndarray) -> np.ndarray | None:
+    """The largest blob, holes filled (a white brick on a white mat shows little but its walls), or
+    None when it is smaller than any brick."""
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return None
+    outline = max(contours, key=cv2.contourArea)
+    if cv2.contourArea(outline) * FINE_MM ** 2 < MIN_AREA_MM2:
+        return None
+    filled = np.zeros_like(mask)
+    cv2.drawContours(filled, [outline], -1, 1, -1)
+    return filled
+
+
+def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
+    """The top face: lit from above, the brightest uniform part of a block, cut halfway between the
+    top's brightness and the walls', kept to the top's colour (a lighter table is not it). None
+    when no such part stands out from the rest (black bricks, noise)."""
+    smooth = cv2.GaussianBlur(fine, (0, 0), 1.0).astype(np.float32)
+    value = smooth.max(axis=2)
+    core = cv2.erode(blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
+    if np.count_nonzero(core) < 12:
+        return None
+    inside = value[core > 0]
+    top_level, low_level = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
+    bright = (value >= top_level) & (core > 0)
+    colour = np.median(smooth[bright], axis=0)
+    near_colour = np.sqrt(((smooth - colour) ** 2).sum(axis=2)) <= max(14.0, 0.25 * float(colour.max()))
+    if top_level < 1.15 * low_level + 4:
+        top = (blob > 0) & near_colour  # no wall stands out (under the lens, or a plate)
+    else:
+        top = (value >= (top_level + low_level) / 2) & near_colour & (blob > 0)
+    top = cv2.morphologyEx(top.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(top, connectivity=4)
+    if count < 2:
+        return None
+    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    # Most of the top face or nothing: a ragged piece of it would start the fit astray.
+    if stats[largest, cv2.CC_STAT_AREA] < 0.3 * np.count_nonzero(blob):
+        return None
+    return (labels == largest).astype(np.uint8)
+
+
+def _rect_mm(mask: np.ndarray, origin_mm: tuple[float, float]) -> Rect:
+    ys, xs = np.nonzero(mask)
+    pts = (np.stack([xs, ys], axis=1).astype(np.float32) + 0.5) * FINE_MM + np.asarray(origin_mm, np.float32)
+    (cx, cy), (w, h), angle = cv2.minAreaRect(pts)
+    # minAreaRect's box is the pixel centres' hull: half a pixel short on each side
+    w, h = w + FINE_MM, h + FINE_MM
+    a = math.radians(angle)
+    axis = np.array([math.cos(a), math.sin(a)])
+    if h > w:
+        axis, (w, h) = np.array([-axis[1], axis[0]]), (h, w)
+    return Rect(np.array([cx, cy], float), axis, (w / 2, h / 2))
+
+
+def _snapped(footprint: Rect) -> tuple[Rect, tuple[int, int] | None]:
+    """The footprint with sides of 8n - 0.2 mm where the fit is that close to one."""
+    halves, studs = [], []
+    for half in footprint.half_mm:
+        n, off = snap_side(2 * half)
+        if abs(off) <= SNAP_MM:
+            halves.append((n * STUD_MM - GAP_MM) / 2)
+            studs.append(n)
+        else:
+            halves.append(half)
+    rect = Rect(footprint.centre, footprint.axis, (halves[0], halves[1]))
+    return rect, (max(studs), min(studs)) if len(studs) == 2 else None
+
+
+def _silhouette_fit(blob: np.ndarray, footprint: Rect, top: Rect, origin_mm: tuple[float, float]) -> float:
+    """How well a box explains a candidate: the smaller of the share of its top face the candidate
+    covers and the share of the candidate within 1.5 mm of the box's outline. (A wall may look
+    like the table, so it need not be covered; a candidate cut at a low threshold is a blurred
+    pixel or two wider than the box.)"""
+    def filled(points: np.ndarray) -> np.ndarray:
+        out = np.zeros_like(blob)
+        pts = ((points - origin_mm) / FINE_MM - 0.5) * 4
+        cv2.fillConvexPoly(out, np.round(pts).astype(np.int32), 1, cv2.LINE_8, 2)
+        return out
+
+    hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
+    grow = int(round(1.5 / FINE_MM))
+    near = cv2.dilate(filled(hull), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
+    inner = Rect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
+    face = filled(inner.corners())
+    covered = np.count_nonzero(face & blob) / max(np.count_nonzero(face), 1)
+    explained = np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1)
+    return float(min(covered, explained))
+
+
+def _light_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> float:
+    c = ((top.centre - origin_mm) / FINE_MM - 0.5).round().astype(int)
+    r, col = int(np.clip(c[1], 0, table_fine.shape[0] - 1)), int(np.clip(c[0], 0, table_fine.shape[1] - 1))
+    return float(table_fine[r, col].astype(np.float64).mean()) / 255.0
+
+
+__all__ = ["Block", "BlockFinder", "detect_blocks", "to_block_states", "BRICK_MM"]

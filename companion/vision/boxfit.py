@@ -1,0 +1,440 @@
+"""Fit a Lego brick (an upright box) to what the camera sees, in the table-plane cast view.
+
+Seen from a camera at height Cz and cast onto the table along the viewing rays, the top face of a
+box of height h is its footprint scaled by k = Cz / (Cz - h) about the camera's foot. So:
+
+- the top face is a rectangle of (8n - 0.2) x (8m - 0.2) mm times k, a little larger than the
+  footprint and pushed away from the foot;
+- every side whose outward normal points towards the foot shows its wall, a strip |D| h / Cz wide
+  between the top face's edge (at distance D from the foot) and the footprint's edge;
+- the other sides show only the top face's edge against the table.
+
+Each side is measured by profiles across it (colour against distance along its outward normal,
+sampled straight from the camera image at sub-pixel steps and averaged along the side), fitted
+with blurred steps between flat levels: top | wall | table on the near sides, top | table on the
+far ones. The height is the one whose wall widths (and top face size) explain the profiles best;
+the edges' positions, fitted in three pieces per side, give each side's line, and the four lines
+the top face. Pure numpy: the image is reached through a sampling function.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+
+STUD_MM = 8.0
+BRICK_MM = 9.6
+PLATE_MM = 3.2
+GAP_MM = 0.2  # a brick's side is 8n - 0.2 mm
+HEIGHTS_MM = tuple(round(PLATE_MM * i, 1) for i in range(1, 16))  # one plate .. five bricks
+EDGE_BLUR_PX = 0.8  # an edge's spread in the image (lens, sensor, compression), 1 sigma, until measured
+BLURS_PX = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.15, 1.3, 1.5)  # what `measure_blur` chooses from
+SIDE_SIGMA_MM = 0.15  # how well a side's length is measured, for the top face's size as a height cue
+U_STEP_MM = 0.2  # profile sampling across a side (~0.3 px)
+T_STEP_MM = 0.6  # profile lines along a side
+CHI_SCALE = 1.0
+WALL_WEIGHT_FIT = 1.0
+WALL_WEIGHT_HEIGHT = 0.1
+CHI_CAP = 1e9  # no one side's profile outvotes the rest by more than this
+NOISE_FLOOR = 3.0  # 8-bit levels: a profile fitted better than this is fitted to its noise
+
+# Samples (..., 2) table mm -> colours (..., C)
+Sampler = Callable[[np.ndarray], np.ndarray]
+
+
+def normal_cdf(x: np.ndarray) -> np.ndarray:
+    """Phi(x), to 3e-4 (the tanh form of Page 1977): numpy has no erf, and an edge's blur is not
+    known better than that."""
+    return 0.5 + 0.5 * np.tanh(0.7978845608 * (x + 0.044715 * x * x * x))
+
+
+def snap_side(length_mm: float) -> tuple[int, float]:
+    """The stud count of a side and how far the length is from 8n - 0.2 mm."""
+    studs = max(1, int(round((length_mm + GAP_MM) / STUD_MM)))
+    return studs, length_mm - (studs * STUD_MM - GAP_MM)
+
+
+def step_fit(profile: np.ndarray, u_mm: np.ndarray, edges_mm: np.ndarray, sigma_mm: float
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares flat levels between blurred steps, for many edge placements at once.
+
+    profile (N, C), or (M, N, C) one per placement, sampled at u_mm (N,); edges_mm (M, E)
+    increasing along u. Returns the sum of squared residuals (M,) and the levels (M, E + 1, C),
+    level 0 before the first edge."""
+    phi = normal_cdf((u_mm[None, None, :] - edges_mm[:, :, None]) / sigma_mm)  # (M, E, N)
+    m, e, n = phi.shape
+    basis = np.empty((m, e + 1, n))
+    basis[:, 0] = 1.0 - phi[:, 0]
+    basis[:, 1:e] = phi[:, :-1] - phi[:, 1:]
+    basis[:, e] = phi[:, -1]
+    gram = basis @ basis.transpose(0, 2, 1) + np.eye(e + 1) * 1e-6  # ridge: two edges may coincide
+    rhs = basis @ profile  # (M, E+1, C)
+    levels = np.linalg.solve(gram, rhs)
+    energy = (profile * profile).sum(axis=(-2, -1))
+    sse = energy - (levels * rhs).sum(axis=(1, 2))
+    return np.maximum(sse, 0.0), levels
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A rectangle on the table plane: centre, unit direction of its first side, half sides (mm)."""
+
+    centre: np.ndarray  # (2,)
+    axis: np.ndarray  # (2,) unit
+    half_mm: tuple[float, float]  # along axis, across it
+
+    @property
+    def across(self) -> np.ndarray:
+        return np.array([-self.axis[1], self.axis[0]])
+
+    def corners(self) -> np.ndarray:
+        """(4, 2), counter-clockwise."""
+        a, b = self.axis * self.half_mm[0], self.across * self.half_mm[1]
+        return np.array([self.centre - a - b, self.centre + a - b, self.centre + a + b, self.centre - a + b])
+
+    def sides(self) -> list[tuple[np.ndarray, np.ndarray, float, float]]:
+        """(outward normal, direction along, offset of the side from the centre, half length) x 4."""
+        a, c = self.axis, self.across
+        return [(c, a, self.half_mm[1], self.half_mm[0]), (-c, -a, self.half_mm[1], self.half_mm[0]),
+                (a, -c, self.half_mm[0], self.half_mm[1]), (-a, c, self.half_mm[0], self.half_mm[1])]
+
+    @classmethod
+    def from_lines(cls, lines: list[tuple[np.ndarray, float]]) -> "Rect":
+        """The rectangle nearest four side lines n . x = d, in the order of `sides()`."""
+        corners = []
+        for i, j in ((1, 3), (1, 2), (0, 2), (0, 3)):
+            a = np.array([lines[i][0], lines[j][0]])
+            corners.append(np.linalg.solve(a, np.array([lines[i][1], lines[j][1]])))
+        return cls.from_quad(np.array(corners))
+
+    @classmethod
+    def from_quad(cls, quad: np.ndarray) -> "Rect":
+        """The rectangle nearest a quad (corners in `corners()` order)."""
+        q = np.asarray(quad, float)
+        along = (q[1] - q[0]) + (q[2] - q[3])
+        across = (q[3] - q[0]) + (q[2] - q[1])
+        # average the two directions (the across one turned by -90 degrees)
+        d = along / np.linalg.norm(along) + np.array([across[1], -across[0]]) / np.linalg.norm(across)
+        axis = d / np.linalg.norm(d)
+        perp = np.array([-axis[1], axis[0]])
+        centre = q.mean(axis=0)
+        half_a = float(np.mean(np.abs((q - centre) @ axis)))
+        half_b = float(np.mean(np.abs((q - centre) @ perp)))
+        return cls(centre, axis, (half_a, half_b))
+
+    def scaled_about(self, point: np.ndarray, ratio: float) -> "Rect":
+        return Rect(point + ratio * (self.centre - point), self.axis, (self.half_mm[0] * ratio, self.half_mm[1] * ratio))
+
+
+@dataclass(frozen=True)
+class SideProfile:
+    """One side's averaged profile and what is known of where it sits."""
+
+    normal: np.ndarray
+    along: np.ndarray
+    offset_mm: float  # side line from the rect centre
+    half_len_mm: float
+    foot_distance_mm: float  # D: signed distance of the side line from the foot, > 0: the wall is hidden
+    u_mm: np.ndarray  # (N,) across the side, 0 at the side line, > 0 outwards
+    t_mm: np.ndarray  # (K,) along the side
+    lines: np.ndarray  # (K, N, C) the profiles
+    sigma_mm: float  # edge blur on the table plane, across this side
+    px_per_mm: float
+
+    @property
+    def near(self) -> bool:
+        return self.foot_distance_mm < 0
+
+
+@dataclass(frozen=True)
+class BoxFit:
+    top: Rect  # the top face, cast onto the table plane
+    silhouette: Rect  # the rectangle boxing what the box covers on the table plane
+    height_mm: float
+    footprint: Rect
+    height_cost: dict[float, float]  # per candidate height, 0 at the best
+    top_rgb: np.ndarray  # the top face's level (the image's channel order), 0-255
+    wall_widths_mm: tuple[float, ...]  # measured on the near sides
+    lever_mm: float  # the largest |D| of a near side: the longer, the better the height is seen
+    residual: float  # RMS of the profile fit, in image levels
+
+    @property
+    def height_confidence(self) -> float:
+        """Share of the height's likelihood within half a brick of the answer (0.5-1 when ambiguous)."""
+        hs = np.array(list(self.height_cost))
+        w = np.exp(-np.array(list(self.height_cost.values())))
+        return float(w[np.abs(hs - self.height_mm) <= BRICK_MM / 2 + 1e-6].sum() / w.sum())
+
+
+def wall_width_mm(foot_distance_mm: float, height_mm: float | np.ndarray, camera_height_mm: float):
+    """A near side's wall, cast onto the table: from the footprint's edge at distance |D| from the
+    foot to the top face's edge at k |D|."""
+    return np.maximum(-foot_distance_mm, 0.0) * np.asarray(height_mm) / (camera_height_mm - np.asarray(height_mm))
+
+
+def _sample_sides(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: float,
+                  px_per_mm: Callable[[np.ndarray, np.ndarray], float], max_height_mm: float,
+                  from_top: bool = False) -> list[SideProfile]:
+    grids, meta = [], []
+    for normal, along, offset, half_len in rect.sides():
+        line_point = rect.centre + normal * offset
+        foot_d = float(normal @ (line_point - foot))
+        other_half = rect.half_mm[1] if abs(normal @ rect.axis) < 0.5 else rect.half_mm[0]
+        wall_max = float(wall_width_mm(foot_d, max_height_mm, camera_height_mm))
+        # Across the wall and onto the top, short of the opposite side.
+        if from_top:
+            u_in, u_out = min(3.0, max(2 * other_half - 2.0, 1.0)), wall_max + 2.5
+        else:
+            u_in, u_out = min(wall_max + 3.0, max(2 * other_half - 2.0, 1.0)), 2.5
+        u = np.arange(-u_in, u_out + 1e-9, U_STEP_MM)
+        # Lines all along; each height uses those clear of the corners (`_span`).
+        count = max(3, int(2 * half_len / T_STEP_MM) + 1)
+        t = np.linspace(-half_len, half_len, count)
+        grids.append(line_point + normal * u[None, :, None] + along * t[:, None, None])
+        meta.append((normal, along, offset, half_len, foot_d, u, t, px_per_mm(line_point, normal)))
+    flat = np.concatenate([g.reshape(-1, 2) for g in grids])
+    colours = sample(flat[None])[0]
+    out, start = [], 0
+    for g, (normal, along, offset, half_len, foot_d, u, t, ppm) in zip(grids, meta):
+        k, n = g.shape[:2]
+        lines = colours[start:start + k * n].reshape(k, n, -1).astype(np.float64)
+        start += k * n
+        out.append(SideProfile(normal, along, offset, half_len, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm))
+    return out
+
+
+def _edges(side: SideProfile, deltas: np.ndarray, widths: np.ndarray, from_top: bool) -> np.ndarray:
+    """Edge placements (len(widths) * len(deltas), E). On a far side the silhouette (the top
+    face's edge) at delta; on a near side the wall's two edges, the outer one at delta (or, when
+    the side line is the top face's, the inner one)."""
+    if not side.near:
+        return np.broadcast_to(deltas[None, :, None], (len(widths), len(deltas), 1)).reshape(-1, 1)
+    shift = np.broadcast_to(deltas[None, :], (len(widths), len(deltas)))
+    inner = shift if from_top else shift - widths[:, None]
+    return np.stack([inner, inner + widths[:, None]], axis=-1).reshape(-1, 2)
+
+
+def _spans(rect: Rect, side: SideProfile, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
+           from_top: bool, margin_mm: float = 1.0) -> np.ndarray:
+    """Where along a side (t, from its middle) a profile crosses only this side's edges, for a box
+    of each height: within the top face's side and, on a near side, the footprint's too (beyond
+    them lie the slanted vertical edges and the next side's wall). (H, 2): from, to."""
+    if from_top:
+        centres = np.repeat(rect.centre[None, :], len(heights), axis=0)
+        halves = np.repeat(np.array(rect.half_mm)[None, :], len(heights), axis=0)
+    else:
+        centres, halves = top_faces(rect, foot, heights, camera_height_mm)
+    along_axis = abs(float(side.along @ rect.axis)) > 0.5
+    half = halves[:, 0] if along_axis else halves[:, 1]
+    centre = (centres - rect.centre) @ side.along
+    lo, hi = centre - half + margin_mm, centre + half - margin_mm
+    if side.near:
+        ratio = (camera_height_mm - heights) / camera_height_mm  # the footprint: the top face uncast
+        foot_centre = (foot + ratio[:, None] * (centres - foot) - rect.centre) @ side.along
+        lo = np.maximum(lo, foot_centre - half * ratio + margin_mm)
+        hi = np.minimum(hi, foot_centre + half * ratio - margin_mm)
+    return np.stack([lo, hi], axis=1)
+
+
+def _lines_in(side: SideProfile, span: tuple[float, float], least: int = 3) -> tuple[int, int]:
+    """The run of profile lines inside a span (at least `least`, centred on it when it is shorter)."""
+    i0, i1 = np.searchsorted(side.t_mm, span[0]), np.searchsorted(side.t_mm, span[1], side="right")
+    if i1 - i0 < least:
+        mid = int(np.clip(np.searchsorted(side.t_mm, (span[0] + span[1]) / 2), 0, len(side.t_mm)))
+        i0 = int(np.clip(mid - least // 2, 0, max(len(side.t_mm) - least, 0)))
+        i1 = min(i0 + least, len(side.t_mm))
+    return int(i0), int(i1)
+
+
+def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
+                deltas: np.ndarray, from_top: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Per height: a chi-square-like cost (0 at this side's best), the silhouette shift, the top's
+    level; and the residual variance per sample.
+
+    Each height has its own run of clean lines; the cost is a line's mean squared residual (the
+    spread of the lines about their mean, plus the mean's misfit), comparable across runs."""
+    lines = side.lines
+    csum = np.concatenate([np.zeros((1,) + lines.shape[1:]), np.cumsum(lines, axis=0)])
+    csq = np.concatenate([[0.0], np.cumsum((lines * lines).sum(axis=(1, 2)))])
+    runs = [_lines_in(side, (lo, hi)) for lo, hi in _spans(rect, side, foot, heights, camera_height_mm, from_top)]
+    counts = np.array([i1 - i0 for i0, i1 in runs], float)
+    means = np.stack([(csum[i1] - csum[i0]) / (i1 - i0) for i0, i1 in runs])  # (H, N, C)
+    spread = np.array([csq[i1] - csq[i0] for i0, i1 in runs]) / counts - (means * means).sum(axis=(1, 2))
+    if side.near:
+        widths = (-side.foot_distance_mm * heights / camera_height_mm if from_top
+                  else wall_width_mm(side.foot_distance_mm, heights, camera_height_mm))
+        edges = _edges(side, deltas, widths, from_top)
+    else:
+        edges = np.tile(deltas[:, None], (len(heights), 1))
+    profiles = np.repeat(means, len(deltas), axis=0)
+    sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
+    sse = sse.reshape(len(heights), len(deltas)) + spread[:, None]
+    top = levels[:, 0].reshape(len(heights), len(deltas), -1)
+    best = np.argmin(sse, axis=1)
+    rows = np.arange(len(heights))
+    per_h = sse[rows, best]
+    # Samples are U_STEP apart but a pixel spans 1/px_per_mm: that many samples share one noise value.
+    independent = max(len(side.u_mm) * U_STEP_MM * side.px_per_mm, 2.0)
+    variance = max(float(per_h.min()) / (len(side.u_mm) * lines.shape[2]), NOISE_FLOOR ** 2)
+    chi = np.minimum((per_h - per_h.min()) / variance * independent / len(side.u_mm) / 2 * CHI_SCALE, CHI_CAP)
+    return chi, deltas[best], top[rows, best], variance
+
+
+def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, width_mm: float, from_top: bool,
+                 pieces: int = 3) -> tuple[float, float, float]:
+    """Where the silhouette's line along this side lies: (its offset from the side's line at the
+    side's middle, its turn counter-clockwise in radians, the turn's weight), from the edge's
+    position in `pieces` runs of clean lines along the side."""
+    deltas = delta0 + np.arange(-0.6, 0.6 + 1e-9, 0.05)
+    edges = _edges(side, deltas, np.array([width_mm]), from_top)
+    i0, i1 = _lines_in(side, span)
+    ts, ds = [], []
+    for chunk in np.array_split(np.arange(i0, i1), min(pieces, i1 - i0)):
+        sse, _ = step_fit(side.lines[chunk].mean(axis=0), side.u_mm, edges, side.sigma_mm)
+        i = int(np.argmin(sse))
+        d = deltas[i]
+        if 0 < i < len(sse) - 1:  # parabola through the minimum
+            denom = sse[i - 1] - 2 * sse[i] + sse[i + 1]
+            if denom > 0:
+                d += 0.05 * 0.5 * (sse[i - 1] - sse[i + 1]) / denom
+        ts.append(float(side.t_mm[chunk].mean()))
+        ds.append(float(d))
+    ts_a, ds_a = np.array(ts), np.array(ds)
+    if len(ts_a) >= 2 and np.ptp(ts_a) > 1e-6:
+        slope, intercept = np.polyfit(ts_a, ds_a, 1)
+        weight = float(np.ptp(ts_a)) ** 3
+    else:
+        slope, intercept, weight = 0.0, float(ds_a.mean()), 0.0
+    # Points c + n (o + intercept + slope t) + e t: the side turned by atan(slope) towards n, which
+    # is counter-clockwise for every side of `Rect.sides()`. A turn is known to ~1 / length^1.5.
+    outer = width_mm if (from_top and side.near) else 0.0
+    return float(intercept) + outer, math.atan(float(slope)), weight
+
+
+def _moved(rect: Rect, placed: list[tuple[float, float, float]]) -> Rect:
+    """The rectangle with each side moved by its offset (order of `Rect.sides()`), turned by the
+    sides' weighted turn: a long side's turn is worth more than a stud-wide one's."""
+    weights = np.array([p[2] for p in placed])
+    turn = float(np.dot(weights, [p[1] for p in placed]) / weights.sum()) if weights.sum() > 0 else 0.0
+    plus_a, minus_a = rect.half_mm[0] + placed[2][0], rect.half_mm[0] + placed[3][0]
+    plus_b, minus_b = rect.half_mm[1] + placed[0][0], rect.half_mm[1] + placed[1][0]
+    centre = rect.centre + rect.axis * (plus_a - minus_a) / 2 + rect.across * (plus_b - minus_b) / 2
+    c, s = math.cos(turn), math.sin(turn)
+    axis = np.array([c * rect.axis[0] - s * rect.axis[1], s * rect.axis[0] + c * rect.axis[1]])
+    return Rect(centre, axis, ((plus_a + minus_a) / 2, (plus_b + minus_b) / 2))
+
+
+def top_faces(silhouette: Rect, foot_mm: np.ndarray, heights_mm: np.ndarray, camera_height_mm: float
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The top face (cast) inside a box's silhouette rectangle for each height: the near sides move
+    in by their walls. (centres (H, 2), half sides (H, 2)); a height whose walls would eat the
+    whole rectangle leaves a sliver (half side 0.05 mm)."""
+    heights = np.asarray(heights_mm, float)
+    centres = np.repeat(silhouette.centre[None, :], len(heights), axis=0)
+    halves = np.empty((len(heights), 2))
+    for i, (axis, half) in enumerate(((silhouette.axis, silhouette.half_mm[0]),
+                                      (silhouette.across, silhouette.half_mm[1]))):
+        plus = wall_width_mm(float(axis @ (silhouette.centre + axis * half - foot_mm)), heights, camera_height_mm)
+        minus = wall_width_mm(float(-axis @ (silhouette.centre - axis * half - foot_mm)), heights, camera_height_mm)
+        centres -= axis[None, :] * ((plus - minus) / 2)[:, None]
+        halves[:, i] = np.maximum(half - (plus + minus) / 2, 0.05)
+    return centres, halves
+
+
+def top_face(silhouette: Rect, foot_mm: np.ndarray, height_mm: float, camera_height_mm: float) -> Rect:
+    centres, halves = top_faces(silhouette, foot_mm, np.array([height_mm]), camera_height_mm)
+    return Rect(centres[0], silhouette.axis, (float(halves[0, 0]), float(halves[0, 1])))
+
+
+def measure_blur(sides: list[SideProfile], deltas: np.ndarray) -> float | None:
+    """The image's edge blur (px) from the sides whose wall is hidden: one clean step each, top
+    against table. A wall a pixel wide looks wider under more blur, so the walls are read with
+    this, not with a guess. None without such a side."""
+    far = [s for s in sides if not s.near and len(s.t_mm) >= 3]
+    if not far:
+        return None
+    total = np.zeros(len(BLURS_PX))
+    for s in far:
+        quarter = len(s.t_mm) // 4
+        profile = s.lines[quarter:len(s.t_mm) - quarter].mean(axis=0)
+        sse = [step_fit(profile, s.u_mm, deltas[:, None], blur / s.px_per_mm)[0] for blur in BLURS_PX]
+        best = np.min(sse, axis=1)
+        total += best / max(float(best.min()), 1e-6)
+    return float(BLURS_PX[int(np.argmin(total))])
+
+
+def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: float, px_per_mm, heights: np.ndarray,
+            deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0):
+    sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()), from_top)
+    blur = measure_blur(sides, deltas)
+    if blur is not None:
+        sides = [replace(s, sigma_mm=blur / s.px_per_mm) for s in sides]
+    fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top) for s in sides]
+    cost = np.sum([f[0] for f in fits], axis=0) * wall_weight
+    if not from_top:
+        cost = cost + _size_cost(rect, foot, heights, camera_height_mm)
+    return sides, fits, cost
+
+
+def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm: float,
+            px_per_mm: Callable[[np.ndarray, np.ndarray], float], heights_mm: tuple[float, ...] = HEIGHTS_MM,
+            start_is_top: bool = False, iterations: int = 4) -> BoxFit | None:
+    """Fit a brick whose silhouette on the table plane, boxed in a rectangle, is near `start`
+    (or whose top face is, with `start_is_top`)."""
+    heights = np.asarray(heights_mm, float)
+    foot = np.asarray(foot_mm, float)
+    rect = start
+    for iteration in range(iterations):
+        from_top = start_is_top and iteration == 0
+        # The start may be 1.5 mm off; after a pass the sides are within a few tenths.
+        deltas = np.arange(-1.5, 1.5 + 1e-9, 0.1) if iteration == 0 else np.arange(-0.6, 0.6 + 1e-9, 0.1)
+        sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, heights, deltas, from_top,
+                                    WALL_WEIGHT_FIT)
+        best = int(np.argmin(cost))
+        h = float(heights[best])
+        placed = []
+        for s, f in zip(sides, fits):
+            # A wall measured from the top face's edge: D is the top's, the footprint's is D / k.
+            d_foot = s.foot_distance_mm * (camera_height_mm - h) / camera_height_mm if from_top else s.foot_distance_mm
+            width = float(wall_width_mm(d_foot, h, camera_height_mm))
+            span = _spans(rect, s, foot, np.array([h]), camera_height_mm, from_top)[0]
+            placed.append(_refine_line(s, (float(span[0]), float(span[1])), float(f[1][best]), width, from_top))
+        new = _moved(rect, placed)
+        slack = max((float(wall_width_mm(s.foot_distance_mm, h, camera_height_mm)) for s in sides), default=0.0)
+        if not _sane(new, rect, slack if from_top else 0.0):
+            return None
+        moved = float(np.abs(new.corners() - rect.corners()).max())
+        rect = new
+        if moved < 0.1 and not from_top:
+            break
+    sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, heights,
+                                np.arange(-0.6, 0.6 + 1e-9, 0.1), wall_weight=WALL_WEIGHT_HEIGHT)
+    best = int(np.argmin(cost))
+    h = float(heights[best])
+    top = top_face(rect, foot, h, camera_height_mm)
+    near = [s for s in sides if s.near]
+    return BoxFit(top=top, silhouette=rect, height_mm=h,
+                  footprint=top.scaled_about(foot, (camera_height_mm - h) / camera_height_mm),
+                  height_cost={float(hh): float(c - cost[best]) for hh, c in zip(heights, cost)},
+                  top_rgb=np.mean([f[2][best] for f in fits], axis=0),
+                  wall_widths_mm=tuple(float(wall_width_mm(s.foot_distance_mm, h, camera_height_mm)) for s in near),
+                  lever_mm=max((-s.foot_distance_mm for s in near), default=0.0),
+                  residual=math.sqrt(float(np.mean([f[3] for f in fits]))))
+
+
+def _size_cost(silhouette: Rect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float) -> np.ndarray:
+    """How far the top face's size is from a brick's (sides 8n - 0.2 mm), for each height."""
+    _, halves = top_faces(silhouette, foot, heights, camera_height_mm)
+    k = (camera_height_mm / (camera_height_mm - heights))[:, None]
+    length = 2 * halves / k
+    studs = np.maximum(1, np.round((length + GAP_MM) / STUD_MM))
+    return (((length - (studs * STUD_MM - GAP_MM)) * k / SIDE_SIGMA_MM) ** 2 / 2).sum(axis=1)
+
+
+def _sane(new: Rect, old: Rect, slack_mm: float) -> bool:
+    """A fit that runs away (a side jumping to another edge) is not a brick."""
+    return (min(new.half_mm) > 2.0 and float(np.linalg.norm(new.centre - old.centre)) < 6.0 + slack_mm
+            and all(abs(a - b) < 4.0 + slack_mm for a, b in zip(new.half_mm, old.half_mm)))
