@@ -34,7 +34,7 @@ MIN_AREA_MM2 = 100.0  # a 1x2 plate seen from above is 7.8 x 15.8 mm
 MAX_SIDE_MM = 140.0  # longer than any brick (1x16 is 127.8 mm): an arm, a book
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
-EDGE_BAND_MM = 10.0  # the table's own edge (and the floor beyond) is not searched
+EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table: 4x a plain surface's noise
 
 
@@ -150,10 +150,11 @@ class BlockFinder:
             return None  # ran off the candidate, or taller than a stack of bricks: a hand, an arm
         footprint, studs = _snapped(fit.footprint)
         iou = _silhouette_fit(blob, footprint, fit.top, (x0, y0))
-        if iou < MIN_SILHOUETTE_FIT or looks_like_skin(fit.top_rgb):
+        top_bgr = _top_colour(image, view, fit.top)
+        if iou < MIN_SILHOUETTE_FIT or looks_like_skin(top_bgr):
             return None
         light = _light_at(table_fine, fit.top, (x0, y0)) / max(white_table, 1e-3)
-        relative = fit.top_rgb[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
+        relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         colour, colour_conf = classify_colour(relative, self.palette)
         return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit)
 
@@ -254,8 +255,26 @@ def _compact(region: np.ndarray) -> bool:
     return min(w, h) + 1 >= 6.0 / COARSE_MM and len(xs) >= 0.5 * (w + 1) * (h + 1)
 
 
+CHROMA_WEIGHT = 0.5
+# BGR -> luma and the two colour differences (Rec. 601), the colour differences weighted less: a
+# JPEG or a webcam stream keeps colour at half resolution, so its colour edges are twice as blurred.
+_EDGE_MATRIX = np.array([[0.114, 0.587, 0.299],
+                         [-0.0813 * CHROMA_WEIGHT, -0.4187 * CHROMA_WEIGHT, 0.5 * CHROMA_WEIGHT],
+                         [0.5 * CHROMA_WEIGHT, -0.3313 * CHROMA_WEIGHT, -0.1687 * CHROMA_WEIGHT]], np.float32)
+
+
+def _top_colour(image: np.ndarray, view: TableView, top: Rect) -> np.ndarray:
+    """The median colour (BGR) of the top face's inside, 1 mm in from its edges."""
+    halves = [max(h - 1.0, 0.3) for h in top.half_mm]
+    ga = np.linspace(-halves[0], halves[0], 7)
+    gb = np.linspace(-halves[1], halves[1], 5)
+    pts = top.centre + ga[:, None, None] * top.axis + gb[None, :, None] * top.across
+    return np.median(view.sample(image, pts).reshape(-1, 3), axis=0)
+
+
 def _sampler(image: np.ndarray, view: TableView):
-    return lambda points_mm: view.sample(image, points_mm)
+    """What the profiles are read from: the image at table points, as luma and colour differences."""
+    return lambda points_mm: view.sample(image, points_mm) @ _EDGE_MATRIX.T
 
 
 def _crop_resized(coarse: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_px: int) -> np.ndarray:

@@ -20,7 +20,7 @@ the top face. Pure numpy: the image is reached through a sampling function.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -30,15 +30,15 @@ BRICK_MM = 9.6
 PLATE_MM = 3.2
 GAP_MM = 0.2  # a brick's side is 8n - 0.2 mm
 HEIGHTS_MM = tuple(round(PLATE_MM * i, 1) for i in range(1, 16))  # one plate .. five bricks
-EDGE_BLUR_PX = 0.8  # an edge's spread in the image (lens, sensor, compression), 1 sigma, until measured
-BLURS_PX = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.15, 1.3, 1.5)  # what `measure_blur` chooses from
+EDGE_BLUR_PX = 0.8  # an edge's spread in the image (lens, sensor, compression), 1 sigma
 SIDE_SIGMA_MM = 0.15  # how well a side's length is measured, for the top face's size as a height cue
-U_STEP_MM = 0.2  # profile sampling across a side (~0.3 px)
-T_STEP_MM = 0.6  # profile lines along a side
+U_STEP_MM = 0.25  # profile sampling across a side (~0.35 px)
+T_STEP_MM = 0.9  # profile lines along a side
 CHI_SCALE = 1.0
 WALL_WEIGHT_FIT = 1.0
 WALL_WEIGHT_HEIGHT = 0.1
 CHI_CAP = 1e9  # no one side's profile outvotes the rest by more than this
+COMMON_SPAN_MM = 3.0  # shortest run of lines that serves every height
 NOISE_FLOOR = 3.0  # 8-bit levels: a profile fitted better than this is fitted to its noise
 
 # Samples (..., 2) table mm -> colours (..., C)
@@ -257,22 +257,38 @@ def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.nda
     Each height has its own run of clean lines; the cost is a line's mean squared residual (the
     spread of the lines about their mean, plus the mean's misfit), comparable across runs."""
     lines = side.lines
+    spans = _spans(rect, side, foot, heights, camera_height_mm, from_top)
+    common = (float(spans[:, 0].max()), float(spans[:, 1].min()))
+    if common[1] - common[0] >= COMMON_SPAN_MM:
+        # The same lines for every height: a run chosen per height would favour the heights
+        # whose run leaves out the noisier lines near the corners.
+        runs = [_lines_in(side, common)] * len(heights)
+    else:
+        runs = [_lines_in(side, (lo, hi)) for lo, hi in spans]
     csum = np.concatenate([np.zeros((1,) + lines.shape[1:]), np.cumsum(lines, axis=0)])
     csq = np.concatenate([[0.0], np.cumsum((lines * lines).sum(axis=(1, 2)))])
-    runs = [_lines_in(side, (lo, hi)) for lo, hi in _spans(rect, side, foot, heights, camera_height_mm, from_top)]
     counts = np.array([i1 - i0 for i0, i1 in runs], float)
     means = np.stack([(csum[i1] - csum[i0]) / (i1 - i0) for i0, i1 in runs])  # (H, N, C)
     spread = np.array([csq[i1] - csq[i0] for i0, i1 in runs]) / counts - (means * means).sum(axis=(1, 2))
+    shared = all(r == runs[0] for r in runs)
     if side.near:
         widths = (-side.foot_distance_mm * heights / camera_height_mm if from_top
                   else wall_width_mm(side.foot_distance_mm, heights, camera_height_mm))
         edges = _edges(side, deltas, widths, from_top)
+        profiles = means[0] if shared else np.repeat(means, len(deltas), axis=0)
+        sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
+        sse = sse.reshape(len(heights), len(deltas))
+        top = levels[:, 0].reshape(len(heights), len(deltas), -1)
+    elif shared:  # the top's edge alone: the same fit for every height
+        sse1, levels1 = step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)
+        sse = np.broadcast_to(sse1, (len(heights), len(deltas)))
+        top = np.broadcast_to(levels1[None, :, 0], (len(heights), len(deltas), levels1.shape[-1]))
     else:
-        edges = np.tile(deltas[:, None], (len(heights), 1))
-    profiles = np.repeat(means, len(deltas), axis=0)
-    sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
-    sse = sse.reshape(len(heights), len(deltas)) + spread[:, None]
-    top = levels[:, 0].reshape(len(heights), len(deltas), -1)
+        sse, levels = step_fit(np.repeat(means, len(deltas), axis=0), side.u_mm,
+                               np.tile(deltas[:, None], (len(heights), 1)), side.sigma_mm)
+        sse = sse.reshape(len(heights), len(deltas))
+        top = levels[:, 0].reshape(len(heights), len(deltas), -1)
+    sse = sse + spread[:, None]
     best = np.argmin(sse, axis=1)
     rows = np.arange(len(heights))
     per_h = sse[rows, best]
@@ -288,18 +304,22 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
     """Where the silhouette's line along this side lies: (its offset from the side's line at the
     side's middle, its turn counter-clockwise in radians, the turn's weight), from the edge's
     position in `pieces` runs of clean lines along the side."""
-    deltas = delta0 + np.arange(-0.6, 0.6 + 1e-9, 0.05)
+    step = 0.05
+    deltas = delta0 + np.arange(-0.6, 0.6 + 1e-9, step)
     edges = _edges(side, deltas, np.array([width_mm]), from_top)
     i0, i1 = _lines_in(side, span)
+    chunks = np.array_split(np.arange(i0, i1), min(pieces, i1 - i0))
+    profiles = np.stack([side.lines[c].mean(axis=0) for c in chunks])  # (P, N, C)
+    sse, _ = step_fit(np.repeat(profiles, len(deltas), axis=0), side.u_mm, np.tile(edges, (len(chunks), 1)),
+                      side.sigma_mm)
     ts, ds = [], []
-    for chunk in np.array_split(np.arange(i0, i1), min(pieces, i1 - i0)):
-        sse, _ = step_fit(side.lines[chunk].mean(axis=0), side.u_mm, edges, side.sigma_mm)
-        i = int(np.argmin(sse))
+    for chunk, row in zip(chunks, sse.reshape(len(chunks), len(deltas))):
+        i = int(np.argmin(row))
         d = deltas[i]
-        if 0 < i < len(sse) - 1:  # parabola through the minimum
-            denom = sse[i - 1] - 2 * sse[i] + sse[i + 1]
+        if 0 < i < len(row) - 1:  # parabola through the minimum
+            denom = row[i - 1] - 2 * row[i] + row[i + 1]
             if denom > 0:
-                d += 0.05 * 0.5 * (sse[i - 1] - sse[i + 1]) / denom
+                d += step * 0.5 * (row[i - 1] - row[i + 1]) / denom
         ts.append(float(side.t_mm[chunk].mean()))
         ds.append(float(d))
     ts_a, ds_a = np.array(ts), np.array(ds)
@@ -349,29 +369,10 @@ def top_face(silhouette: Rect, foot_mm: np.ndarray, height_mm: float, camera_hei
     return Rect(centres[0], silhouette.axis, (float(halves[0, 0]), float(halves[0, 1])))
 
 
-def measure_blur(sides: list[SideProfile], deltas: np.ndarray) -> float | None:
-    """The image's edge blur (px) from the sides whose wall is hidden: one clean step each, top
-    against table. A wall a pixel wide looks wider under more blur, so the walls are read with
-    this, not with a guess. None without such a side."""
-    far = [s for s in sides if not s.near and len(s.t_mm) >= 3]
-    if not far:
-        return None
-    total = np.zeros(len(BLURS_PX))
-    for s in far:
-        quarter = len(s.t_mm) // 4
-        profile = s.lines[quarter:len(s.t_mm) - quarter].mean(axis=0)
-        sse = [step_fit(profile, s.u_mm, deltas[:, None], blur / s.px_per_mm)[0] for blur in BLURS_PX]
-        best = np.min(sse, axis=1)
-        total += best / max(float(best.min()), 1e-6)
-    return float(BLURS_PX[int(np.argmin(total))])
-
-
 def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: float, px_per_mm, heights: np.ndarray,
             deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0):
-    sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()), from_top)
-    blur = measure_blur(sides, deltas)
-    if blur is not None:
-        sides = [replace(s, sigma_mm=blur / s.px_per_mm) for s in sides]
+    # Profiles reach across the widest wall among the heights asked about (and no further).
+    sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()) + PLATE_MM, from_top)
     fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top) for s in sides]
     cost = np.sum([f[0] for f in fits], axis=0) * wall_weight
     if not from_top:
@@ -381,20 +382,17 @@ def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: flo
 
 def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm: float,
             px_per_mm: Callable[[np.ndarray, np.ndarray], float], heights_mm: tuple[float, ...] = HEIGHTS_MM,
-            start_is_top: bool = False, iterations: int = 4) -> BoxFit | None:
+            start_is_top: bool = False, iterations: int = 2) -> BoxFit | None:
     """Fit a brick whose silhouette on the table plane, boxed in a rectangle, is near `start`
     (or whose top face is, with `start_is_top`)."""
     heights = np.asarray(heights_mm, float)
     foot = np.asarray(foot_mm, float)
-    rect = start
-    for iteration in range(iterations):
-        from_top = start_is_top and iteration == 0
-        # The start may be 1.5 mm off; after a pass the sides are within a few tenths.
-        deltas = np.arange(-1.5, 1.5 + 1e-9, 0.1) if iteration == 0 else np.arange(-0.6, 0.6 + 1e-9, 0.1)
-        sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, heights, deltas, from_top,
-                                    WALL_WEIGHT_FIT)
+    wide, narrow = np.arange(-1.5, 1.5 + 1e-9, 0.1), np.arange(-0.6, 0.6 + 1e-9, 0.1)
+
+    def refine(rect: Rect, sides, fits, cost, candidates: np.ndarray, from_top: bool) -> Rect | None:
+        """Move each side to where its profile puts the edges for the best height."""
         best = int(np.argmin(cost))
-        h = float(heights[best])
+        h = float(candidates[best])
         placed = []
         for s, f in zip(sides, fits):
             # A wall measured from the top face's edge: D is the top's, the footprint's is D / k.
@@ -404,14 +402,34 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
             placed.append(_refine_line(s, (float(span[0]), float(span[1])), float(f[1][best]), width, from_top))
         new = _moved(rect, placed)
         slack = max((float(wall_width_mm(s.foot_distance_mm, h, camera_height_mm)) for s in sides), default=0.0)
-        if not _sane(new, rect, slack if from_top else 0.0):
-            return None
-        moved = float(np.abs(new.corners() - rect.corners()).max())
-        rect = new
-        if moved < 0.1 and not from_top:
-            break
-    sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, heights,
-                                np.arange(-0.6, 0.6 + 1e-9, 0.1), wall_weight=WALL_WEIGHT_HEIGHT)
+        return new if _sane(new, rect, slack if from_top else 0.0) else None
+
+    # One pass over every height from the start, then passes at the best height only (the
+    # geometry), then every height again (the height); again if the height changed.
+    sides, fits, cost = _assess(sample, start, foot, camera_height_mm, px_per_mm, heights, wide, start_is_top,
+                                WALL_WEIGHT_FIT)
+    rect = refine(start, sides, fits, cost, heights, start_is_top)
+    h = float(heights[int(np.argmin(cost))])
+    for attempt in range(2):
+        for _ in range(iterations):
+            if rect is None:
+                return None
+            only = np.array([h])
+            sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, only,
+                                        wide if attempt == 0 and _ == 0 and start_is_top else narrow)
+            new = refine(rect, sides, fits, cost, only, False)
+            if new is None:
+                return None
+            moved = float(np.abs(new.corners() - rect.corners()).max())
+            rect = new
+            if moved < 0.15:
+                break
+        sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, heights, narrow,
+                                    wall_weight=WALL_WEIGHT_HEIGHT)
+        settled = float(heights[int(np.argmin(cost))])
+        if abs(settled - h) <= PLATE_MM + 1e-6:
+            break  # a plate moves a wall by a few tenths of a mm: the edges stand
+        h = settled
     best = int(np.argmin(cost))
     h = float(heights[best])
     top = top_face(rect, foot, h, camera_height_mm)
