@@ -628,7 +628,9 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
 
     if args.scenes < 1:
         raise InputError("--scenes: must be at least 1")
-    return _report(args, vision.run(args.scenes, args.seed, args.level, progress=_progress(not args.json)),
+    if args.hands < 0:
+        raise InputError("--hands: must be 0 or more")
+    return _report(args, vision.run(args.scenes, args.seed, args.level, args.hands, progress=_progress(not args.json)),
                    vision.format_table)
 
 
@@ -889,7 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure accuracy and speed against ground truth")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     for name, help_text, count, default, func in (
-            ("vision", "minis on rendered tables: pipeline vs plain OpenCV", "--scenes", 20, cmd_bench_vision),
+            ("vision", "minis and blocks on rendered tables: pipeline vs plain OpenCV", "--scenes", 20, cmd_bench_vision),
             ("rules", "every attack query on a 12-unit, 10-block table, timed", "--tables", 20, cmd_bench_rules),
             ("live", "a moving table: live tracker vs full-frame detectMarkers", "--frames", 40, cmd_bench_live)):
         p = bsub.add_parser(name, help=help_text)
@@ -899,6 +901,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         if name == "vision":
             p.add_argument("--level", choices=["standard", "hard"], default="standard")
+            p.add_argument("--hands", type=int, default=0, help="hands over the table in every scene")
     p = bsub.add_parser("web", help="20 phones and an MJPEG viewer against the real server: latency, frame delay")
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--phones", type=int, default=20)

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, Reported, timed_plain
 from companion.synth.render import Renderer
 from companion.synth.scene import Scene, random_scene
+from companion.vision.blocks import BlockFinder
 from companion.vision.markers import dictionary
 from companion.vision.pipeline import Locator
 from companion.vision.registration import square_corners_mm
@@ -109,17 +111,33 @@ def plain_opencv(image: np.ndarray, scene: Scene) -> tuple[dict[int, tuple[float
     return located, others
 
 
-def run(scenes: int = 20, seed: int = 0, level: str = "standard", progress=None) -> dict:
+def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None) -> dict:
     renderer = Renderer()
     scores = [Score("pipeline"), Score("pipeline, image only"), Score("plain OpenCV")]
+    block_scores = [BlockScore("pipeline"), BlockScore("plain (HSV + minAreaRect)")]
     for k in range(scenes):
-        scene = random_scene(seed * 100003 + k, level)
+        scene = random_scene(seed * 100003 + k, level, n_hands=hands)
         image = renderer.render(scene)
         for score, setup in ((scores[0], scene.setup()), (scores[1], scene.setup(roster_heights=False))):
-            locator = Locator(setup)
+            locator = Locator(setup, blocks=False)
             start = time.perf_counter()
-            state = locator.locate(image)
+            analysis = locator.analyse(image)
             ms = (time.perf_counter() - start) * 1000
+            state = analysis.state
+            if score is scores[0]:
+                # The whole frame: minis, then blocks on the registered pose.
+                camera, _ = locator.camera(image.shape[1], image.shape[0])
+                blocks: list[Reported] = []
+                block_ms = None
+                if analysis.registration.pose is not None:
+                    start = time.perf_counter()
+                    found = BlockFinder(setup).find(image, camera, analysis.registration.pose, state.minis)
+                    block_ms = (time.perf_counter() - start) * 1000
+                    blocks = [Reported(b.footprint_mm, b.height_mm, b.color) for b in found]
+                    plain, plain_ms = timed_plain(image, setup, camera, analysis.registration.pose)
+                    block_scores[1].add(scene, plain, plain_ms)
+                block_scores[0].add(scene, blocks, block_ms)
+                ms += block_ms or 0.0
             located = {m.id: (m.x_mm, m.y_mm, m.z_mm, m.heading_deg) for m in state.minis}
             others = {u.id for u in state.unknown_markers} | {d.id for d in state.duplicate_markers}
             score.add(scene, located, others, ms)
@@ -128,8 +146,9 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", progress=None)
         scores[2].add(scene, located, others, (time.perf_counter() - start) * 1000)
         if progress:
             progress(k + 1, scenes)
-    return {"level": level, "scenes": scenes, "seed": seed, "resolution": "1920x1080",
-            "minis": scores[0].expected, "methods": [s.summary() for s in scores]}
+    return {"level": level, "scenes": scenes, "seed": seed, "hands": hands, "resolution": "1920x1080",
+            "threads": cv2.getNumThreads(), "minis": scores[0].expected, "methods": [s.summary() for s in scores],
+            "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores]}
 
 
 TARGETS = {
@@ -141,11 +160,25 @@ TARGETS = {
 def format_table(result: dict) -> str:
     cols = ["recall", "false_ids", "xy_mm_median", "xy_mm_p95", "z_mm_median", "z_mm_p95", "heading_deg_p95", "ms_per_frame"]
     lines = [f"bench vision: {result['scenes']} {result['level']} scenes ({result['resolution']}, "
-             f"{result['minis']} minis, seed {result['seed']})",
-             f"{'method':<22}" + "".join(f"{c:>16}" for c in cols)]
+             f"{result['minis']} minis, {result['blocks']} blocks, {result['hands']} hands a scene, seed {result['seed']}, "
+             f"OpenCV threads {result['threads']})",
+             f"{'method':<26}" + "".join(f"{c:>16}" for c in cols)]
     for m in result["methods"]:
-        lines.append(f"{m['method']:<22}" + "".join(f"{'-' if m[c] is None else m[c]:>16}" for c in cols))
+        lines.append(f"{m['method']:<26}" + "".join(f"{'-' if m[c] is None else m[c]:>16}" for c in cols))
     target = TARGETS.get(result["level"], {})
-    if target:
+    if target and not result["hands"]:
         lines.append("targets (pipeline): " + ", ".join(f"{k} {'>=' if k == 'recall' else '<='} {v}" for k, v in target.items()))
+    lines.append("(pipeline ms: the whole frame, minis and blocks)")
+    bcols = ["found", "mean_iou", "height_mm_p90", "height_within_half_brick", "colour_right", "false_per_frame",
+             "ms_per_frame"]
+    lines.append(f"{'blocks':<26}" + "".join(f"{c:>26}" if c == "height_within_half_brick" else f"{c:>16}"
+                                            for c in bcols))
+    for m in result["block_methods"]:
+        lines.append(f"{m['method']:<26}" + "".join(
+            f"{'-' if m[c] is None else m[c]:>26}" if c == "height_within_half_brick" else f"{'-' if m[c] is None else m[c]:>16}"
+            for c in bcols))
+    targets = HAND_TARGETS if result["hands"] else BLOCK_TARGETS
+    if result["level"] == "standard":
+        lines.append("block targets (pipeline): " + ", ".join(
+            f"{k} {'<=' if k in ('height_mm_p90', 'false_per_frame') else '>='} {v}" for k, v in targets.items()))
     return "\n".join(lines)

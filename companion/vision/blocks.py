@@ -50,6 +50,7 @@ class Block:
     colour_confidence: float
     studs: tuple[int, int] | None  # (long, short) when both sides snapped to brick sizes
     fit: BoxFit
+    top_bgr: np.ndarray  # the top face's colour in the frame it was found in
 
     @property
     def confidence(self) -> float:
@@ -156,7 +157,8 @@ class BlockFinder:
         light = _light_at(table_fine, fit.top, (x0, y0)) / max(white_table, 1e-3)
         relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         colour, colour_conf = classify_colour(relative, self.palette)
-        return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit)
+        return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
+                     top_bgr)
 
 
 def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup: Setup,
@@ -164,6 +166,15 @@ def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup
                   palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> list[Block]:
     """Every block on the table in one registered frame."""
     return BlockFinder(setup, palette).find(image, camera, pose, minis, background)
+
+
+def top_colour_matches(image: np.ndarray, view: TableView, block: Block,
+                       palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> bool:
+    """Whether a known block's top still shows its colour (relative to the last measured one, so
+    the palette's naming of a lighter or darker table spot does not matter)."""
+    now = _top_colour(image, view, block.fit.top)
+    then = block.top_bgr
+    return bool(np.linalg.norm(now - then) <= max(18.0, 0.2 * float(np.linalg.norm(then))))
 
 
 def to_block_states(blocks: list[Block]) -> tuple[BlockState, ...]:

@@ -305,7 +305,7 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
     side's middle, its turn counter-clockwise in radians, the turn's weight), from the edge's
     position in `pieces` runs of clean lines along the side."""
     step = 0.05
-    deltas = delta0 + np.arange(-0.6, 0.6 + 1e-9, step)
+    deltas = delta0 + np.arange(-0.3, 0.3 + 1e-9, step)
     edges = _edges(side, deltas, np.array([width_mm]), from_top)
     i0, i1 = _lines_in(side, span)
     chunks = np.array_split(np.arange(i0, i1), min(pieces, i1 - i0))
@@ -387,7 +387,7 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
     (or whose top face is, with `start_is_top`)."""
     heights = np.asarray(heights_mm, float)
     foot = np.asarray(foot_mm, float)
-    wide, narrow = np.arange(-1.5, 1.5 + 1e-9, 0.1), np.arange(-0.6, 0.6 + 1e-9, 0.1)
+    wide, narrow = np.arange(-1.5, 1.5 + 1e-9, 0.1), np.arange(-0.4, 0.4 + 1e-9, 0.1)
 
     def refine(rect: Rect, sides, fits, cost, candidates: np.ndarray, from_top: bool) -> Rect | None:
         """Move each side to where its profile puts the edges for the best height."""

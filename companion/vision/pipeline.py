@@ -5,20 +5,21 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import MarkerSighting, MiniState, TableState
+from companion.vision.blocks import Block, BlockFinder, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
 KNOCKED_OVER_DEG = 45.0
-# Until block detection lands, an empty `blocks` list must not read as "no cover on the table".
-BLOCKS_NOT_SEEN = "blocks are not detected yet: `blocks` is empty whatever stands on the table, so no cover is ruled from it"
+# An empty `blocks` list must not read as "no cover on the table" when nobody looked.
+BLOCKS_NOT_SEEN = "blocks were not looked for (a grey frame): `blocks` is empty whatever stands on the table"
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
@@ -68,13 +69,17 @@ class FrameAnalysis:
     detections: MarkerDetections
     registration: Registration
     poses: dict[int, MarkerPose]  # roster minis seen this frame, by id, with this frame's own height
+    blocks: tuple[Block, ...] = ()  # with their fits, for drawing and diagnosis; the state has their values
 
 
 class Locator:
     """Locates minis in single frames for one setup (camera model cached per resolution)."""
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, blocks: bool = True) -> None:
         self.setup = setup
+        # Blocks are looked for in colour frames unless asked not to (a live tracker looks for them
+        # at its own pace, see `BlockWatch`).
+        self.block_finder = BlockFinder(setup) if blocks else None
         dictionary(setup.dictionary)  # fail early on an unknown dictionary
         self._cameras: dict[tuple[int, int], tuple[CameraModel, bool]] = {}
         self._objects = {o.id: o for o in setup.objects}
@@ -123,14 +128,20 @@ class Locator:
         if detections is None:
             detections = detect(gray, camera, self.setup.dictionary)
         reg = self._register(detections, camera.focal_px)
-        warnings = [BLOCKS_NOT_SEEN] + ([] if calibrated else
-                                        ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])
+        looks_for_blocks = self.block_finder is not None and image.ndim == 3
+        warnings = ([] if looks_for_blocks else [BLOCKS_NOT_SEEN]) + (
+            [] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])
         if not reg.registered:
             state = TableState(registered=False, reason=reg.reason, frame=frame, timestamp=timestamp,
                                registration=reg.to_json(), warnings=tuple(warnings))
             return FrameAnalysis(state, detections, reg, {})
         state, poses = self._place(detections, reg, camera, frame, timestamp, warnings, known_z_mm or {})
-        return FrameAnalysis(state, detections, reg, poses)
+        blocks: tuple[Block, ...] = ()
+        if looks_for_blocks:
+            assert self.block_finder is not None and reg.pose is not None
+            blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis))
+            state = replace(state, blocks=to_block_states(list(blocks)))
+        return FrameAnalysis(state, detections, reg, poses, blocks)
 
     def locate(self, image: np.ndarray, frame: int = 0, timestamp: float | None = None) -> TableState:
         return self.analyse(image, frame, timestamp).state

@@ -29,9 +29,11 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import MiniState, TableState
+from companion.vision.blocks import BlockFinder
+from companion.vision.blockwatch import BlockWatch
 from companion.vision.boxes import Box, merge_boxes
 from companion.vision.markers import MarkerDetections, detect, detect_raw, mean_side_px, refine, to_gray
-from companion.vision.pipeline import Locator
+from companion.vision.pipeline import BLOCKS_NOT_SEEN, Locator
 from companion.vision.registration import Registration
 
 CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)
@@ -118,10 +120,12 @@ class _SparseGray:
 
 
 class LiveTracker:
-    def __init__(self, setup: Setup, remeasure_every: int = REMEASURE_EVERY) -> None:
+    def __init__(self, setup: Setup, remeasure_every: int = REMEASURE_EVERY, blocks: bool = True) -> None:
         self.setup = setup
         self.remeasure_every = remeasure_every
-        self.locator = Locator(setup)
+        self.locator = Locator(setup, blocks=False)
+        # Blocks at their own pace (a search costs a dozen tracked frames; they rarely move).
+        self.block_watch = BlockWatch(BlockFinder(setup)) if blocks else None
         self._regions: dict[int, list[_Region]] = {}  # marker id -> one region per physical marker
         self._tracks: dict[int, _Track] = {}
         self._small: np.ndarray | None = None
@@ -161,7 +165,7 @@ class LiveTracker:
             state = replace(self._last_state, frame=frame, timestamp=timestamp,
                             minis=tuple(m.seen_at(frame) if m.status == "seen" else m
                                         for m in self._last_state.minis))
-            self._last_state = state
+            state = self._last_state = self._with_blocks(state, image, camera, frame)
             return state
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                         known_z_mm=self._known_heights(detections))
@@ -179,8 +183,20 @@ class LiveTracker:
         else:
             precise = {int(i) for i, ok in zip(detections.ids, detections.refined) if ok}
             state = replace(analysis.state, minis=self._follow(analysis, frame, precise))
+        state = self._with_blocks(state, image, camera, frame)
         self._last_state, self._last_key = state, key
         return state
+
+    def _with_blocks(self, state: TableState, image: np.ndarray, camera, frame: int) -> TableState:
+        """The state with the blocks that stood still (searched when due, in colour frames)."""
+        watch = self.block_watch
+        if watch is None or image.ndim != 3:
+            return state
+        if state.registered and self.registration is not None and self.registration.pose is not None \
+                and watch.due(frame):
+            watch.update(image, camera, self.registration.pose, state.minis, frame)
+        warnings = tuple(w for w in state.warnings if w != BLOCKS_NOT_SEEN)
+        return replace(state, blocks=watch.states(), warnings=warnings)
 
     def _camera_moved(self, registration: Registration) -> bool:
         if self.registration is None or self.registration.pose is None or registration.pose is None:

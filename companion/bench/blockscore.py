@@ -1,0 +1,144 @@
+"""Scoring blocks against the truth, and the plain way to find them (for `companion bench vision`).
+
+A true block is found when a reported footprint overlaps it at IoU >= 0.5 (each report serves one
+block, best overlaps first); what is left over is a false block.
+
+The plain way: the table seen from straight above at table level (1 mm a pixel, through the same
+registered pose), pixels far from the table's median colour or strongly saturated, opened,
+`minAreaRect` of each blob; colour from its mean against the anchors' paper; no height.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from companion.setup_file import Setup
+from companion.synth.scene import Scene
+from companion.vision.camera import CameraModel, TablePose
+from companion.vision.colours import PAPER_ALBEDO, classify_colour
+from companion.vision.tableview import TableView
+
+PLAIN_MM = 1.0  # the plain way's top-down view, mm per pixel
+PLAIN_DISTANCE = 40.0  # colour distance from the table's median (8-bit levels) that is "not table"
+PLAIN_SATURATION = 90  # or this saturated (HSV, 0-255)
+MIN_BLOCK_MM2 = 100.0
+
+
+@dataclass(frozen=True)
+class Reported:
+    footprint_mm: np.ndarray  # (N, 2)
+    height_mm: float | None
+    color: str
+
+
+def polygon_iou(a: np.ndarray, b: np.ndarray, mm_per_px: float = 0.2) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    lo = np.minimum(a.min(axis=0), b.min(axis=0)) - 1
+    hi = np.maximum(a.max(axis=0), b.max(axis=0)) + 1
+    if np.any(np.minimum(a.max(axis=0), b.max(axis=0)) < np.maximum(a.min(axis=0), b.min(axis=0))):
+        return 0.0  # bounding boxes apart
+    size = np.ceil((hi - lo) / mm_per_px).astype(int) + 1
+    ma = np.zeros((size[1], size[0]), np.uint8)
+    mb = np.zeros_like(ma)
+    cv2.fillPoly(ma, [np.round((a - lo) / mm_per_px * 4).astype(np.int32)], 1, cv2.LINE_8, 2)
+    cv2.fillPoly(mb, [np.round((b - lo) / mm_per_px * 4).astype(np.int32)], 1, cv2.LINE_8, 2)
+    union = np.count_nonzero(ma | mb)
+    return float(np.count_nonzero(ma & mb)) / union if union else 0.0
+
+
+@dataclass
+class BlockScore:
+    name: str
+    expected: int = 0
+    found: int = 0
+    false_blocks: int = 0
+    frames: int = 0
+    ious: list[float] = field(default_factory=list)
+    height_errors_mm: list[float] = field(default_factory=list)
+    colour_right: list[bool] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, scene: Scene, reported: list[Reported], ms: float | None) -> None:
+        self.frames += 1
+        if ms is not None:
+            self.ms.append(ms)
+        truth = [(b.footprint_mm(), b.top_mm, b.color) for b in scene.bricks]
+        self.expected += len(truth)
+        pairs = sorted(((polygon_iou(t[0], r.footprint_mm), i, j) for i, t in enumerate(truth)
+                        for j, r in enumerate(reported)), reverse=True)
+        used_t: set[int] = set()
+        used_r: set[int] = set()
+        for iou, i, j in pairs:
+            if iou < 0.5:
+                break
+            if i in used_t or j in used_r:
+                continue
+            used_t.add(i)
+            used_r.add(j)
+            self.found += 1
+            self.ious.append(iou)
+            if reported[j].height_mm is not None:
+                self.height_errors_mm.append(abs(reported[j].height_mm - truth[i][1]))
+            self.colour_right.append(reported[j].color == truth[i][2])
+        self.false_blocks += len(reported) - len(used_r)
+
+    def summary(self) -> dict:
+        def rounded(value: float | None, digits: int = 3) -> float | None:
+            return None if value is None else round(float(value), digits)
+
+        return {
+            "method": self.name,
+            "found": rounded(self.found / self.expected if self.expected else None),
+            "mean_iou": rounded(np.mean(self.ious) if self.ious else None),
+            "height_mm_p90": rounded(np.percentile(self.height_errors_mm, 90) if self.height_errors_mm else None, 2),
+            "height_within_half_brick": rounded(np.mean(np.array(self.height_errors_mm) <= 4.8)
+                                                if self.height_errors_mm else None),
+            "colour_right": rounded(np.mean(self.colour_right) if self.colour_right else None),
+            "false_per_frame": rounded(self.false_blocks / self.frames if self.frames else None, 2),
+            "ms_per_frame": rounded(np.mean(self.ms) if self.ms else None, 1),
+        }
+
+
+BLOCK_TARGETS = {"found": 0.95, "mean_iou": 0.8, "height_mm_p90": 4.8, "colour_right": 0.95, "false_per_frame": 0.2}
+HAND_TARGETS = {"false_per_frame": 0.5}
+
+
+def plain_blocks(image: np.ndarray, setup: Setup, camera: CameraModel, pose: TablePose) -> list[Reported]:
+    """HSV / colour-distance threshold and minAreaRect on the table plane: the plain way."""
+    view = TableView(camera, pose)
+    w_px = int(math.ceil(setup.table.width_mm / PLAIN_MM))
+    h_px = int(math.ceil(setup.table.depth_mm / PLAIN_MM))
+    top = view.window(image, 0.0, 0.0, w_px, h_px, PLAIN_MM)
+    table = np.median(top.reshape(-1, 3), axis=0)
+    distance = np.sqrt(((top.astype(np.float32) - table) ** 2).sum(axis=2))
+    saturation = cv2.cvtColor(top, cv2.COLOR_BGR2HSV)[..., 1]
+    mask = ((distance > PLAIN_DISTANCE) | (saturation > PLAIN_SATURATION)).astype(np.uint8)
+    for a in setup.anchors:  # the anchors are known; leaving them in would only pad the false count
+        half = a.size_mm * 8 / 6 / 2 + 3
+        x0, y0 = int((a.x_mm - half) / PLAIN_MM), int((a.y_mm - half) / PLAIN_MM)
+        mask[max(y0, 0):int((a.y_mm + half) / PLAIN_MM), max(x0, 0):int((a.x_mm + half) / PLAIN_MM)] = 0
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    out = []
+    for c in contours:
+        if cv2.contourArea(c) * PLAIN_MM ** 2 < MIN_BLOCK_MM2:
+            continue
+        rect = cv2.minAreaRect(c.astype(np.float32))
+        corners = (cv2.boxPoints(rect) + 0.5) * PLAIN_MM
+        blob = np.zeros(mask.shape, np.uint8)
+        cv2.drawContours(blob, [c], -1, 1, -1)
+        mean_bgr = np.array(cv2.mean(top, mask=blob)[:3])
+        colour, _ = classify_colour(mean_bgr[::-1] / 255.0 / PAPER_ALBEDO)  # paper reads about 255
+        out.append(Reported(corners, None, colour))
+    return out
+
+
+def timed_plain(image: np.ndarray, setup: Setup, camera: CameraModel, pose: TablePose) -> tuple[list[Reported], float]:
+    start = time.perf_counter()
+    found = plain_blocks(image, setup, camera, pose)
+    return found, (time.perf_counter() - start) * 1000
