@@ -31,7 +31,7 @@ COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
 TABLE_WINDOW_MM = 60.0  # the local table: a median over this (a 2x4 brick fills under half of it)
 MIN_AREA_MM2 = 100.0  # a 1x2 plate seen from above is 7.8 x 15.8 mm
-MAX_SIDE_MM = 140.0  # longer than any brick (1x16 is 127.8 mm): an arm, a book
+MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
@@ -78,18 +78,19 @@ class BlockFinder:
         view = self.view(camera, pose)
         w_px, h_px = window_size(self.setup.table.width_mm, self.setup.table.depth_mm, COARSE_MM)
         coarse = view.window(image, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
-        table = (view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True) if background is not None
-                 else local_table(coarse))
         # Closing fills dark lines under ~4 mm (a printed mat's grid, wood grain) with the table
         # around them; the narrowest brick is 7.8 mm.
         closed = cv2.morphologyEx(coarse, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
-        diff = colour_distance(closed, table, blur_px=1.0)
-        level = max(LEVEL_FLOOR, 4.0 * float(np.median(diff)))
-        mask = (diff > level).astype(np.uint8)
-        mask_known(mask, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
-        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # printed lines, grain
-        edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
-        mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
+        if background is not None:
+            table = view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
+            mask, level = self._differs(closed, table, minis, view)
+        else:
+            # Twice: the second table estimate leaves out what the first found (white walls all
+            # around a castle's yard would make its felt look darker than the table).
+            table = local_table(coarse)
+            mask, level = self._differs(closed, table, minis, view)
+            table = local_table(coarse, exclude=mask)
+            mask, level = self._differs(closed, table, minis, view)
         white, white_table = paper_white(coarse, table, self.setup)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
@@ -105,6 +106,18 @@ class BlockFinder:
             if block is not None:
                 blocks.append(block)
         return blocks
+
+    def _differs(self, closed: np.ndarray, table: np.ndarray, minis: tuple[MiniState, ...], view: TableView
+                 ) -> tuple[np.ndarray, float]:
+        """What differs from the table (a mask at COARSE_MM) and the colour distance that counts."""
+        diff = colour_distance(closed, table, blur_px=1.0)
+        level = max(LEVEL_FLOOR, 4.0 * float(np.median(diff[::4, ::4])))
+        mask = (diff > level).astype(np.uint8)
+        mask_known(mask, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # printed lines, grain
+        edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
+        mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
+        return mask, level
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
@@ -154,6 +167,9 @@ class BlockFinder:
         top_bgr = _top_colour(image, view, fit.top)
         if iou < MIN_SILHOUETTE_FIT or looks_like_skin(top_bgr):
             return None
+        table_here = _table_at(table_fine, fit.top, (x0, y0))
+        if float(np.linalg.norm(top_bgr - table_here)) < level:
+            return None  # its "top" is the table: a gap between two walls, a hole in a castle
         light = _light_at(table_fine, fit.top, (x0, y0)) / max(white_table, 1e-3)
         relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         colour, colour_conf = classify_colour(relative, self.palette)
@@ -185,8 +201,12 @@ def to_block_states(blocks: list[Block]) -> tuple[BlockState, ...]:
 
 # --- pieces ----------------------------------------------------------------------------------------
 
-def local_table(view: np.ndarray) -> np.ndarray:
-    """The table without what stands on it: a median over TABLE_WINDOW_MM, smoothed."""
+def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
+    """The table without what stands on it: a median over TABLE_WINDOW_MM, smoothed; what
+    `exclude` marks is painted over from its surroundings first."""
+    if exclude is not None and exclude.any():
+        grown = cv2.dilate(exclude, np.ones((5, 5), np.uint8))
+        view = cv2.inpaint(view, grown, 3, cv2.INPAINT_TELEA)
     small = cv2.resize(view, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     size = int(TABLE_WINDOW_MM / (2 * COARSE_MM)) | 1
     med = cv2.medianBlur(small, size)
@@ -212,8 +232,8 @@ def looks_like_skin(bgr: np.ndarray) -> bool:
 
 def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], view: TableView,
                origin_mm: tuple[float, float], mm_per_px: float) -> None:
-    """Zero out minis (base, body up to the marker, with their parallax) and anchors in a top-down
-    view whose pixel (0, 0) is centred at origin + half a pixel."""
+    """Zero out minis and marked objects (base, body up to the marker, with their parallax) and
+    anchors in a top-down view whose pixel (0, 0) is centred at origin + half a pixel."""
     h_px, w_px = mask.shape[:2]
     lo = np.asarray(origin_mm, float)
     hi = lo + np.array([w_px, h_px]) * mm_per_px
@@ -222,9 +242,15 @@ def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], vie
         q = (p - lo) / mm_per_px - 0.5
         return int(round(q[0])), int(round(q[1]))
 
+    objects = {o.id: o for o in setup.objects}
     for m in minis:
         spec = setup.mini(m.id)
-        r_mm = (spec.base_mm if spec else 25.0) / 2 + 3.0
+        if spec is None and m.id in objects:  # a marker card on the table: its tile, not the area it stands for
+            tile = square_corners_mm(m.x_mm, m.y_mm, objects[m.id].marker_mm * 8 / 6 + 4, m.heading_deg)[:, :2]
+            for corners in (tile, view.cast(tile, m.z_mm)):
+                cv2.fillConvexPoly(mask, np.array([px(c) for c in corners], np.int32), 0)
+            continue
+        r_mm = spec.base_mm / 2 + 3.0 if spec is not None else 15.0
         base = np.array([m.x_mm, m.y_mm])
         top = view.cast(base[None], m.z_mm)[0]
         r_top_mm = r_mm * float(view.k(m.z_mm)) + 3.0
@@ -387,10 +413,15 @@ def _silhouette_fit(blob: np.ndarray, footprint: Rect, top: Rect, origin_mm: tup
     return float(min(covered, explained))
 
 
-def _light_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> float:
+def _table_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> np.ndarray:
+    """The table's colour (BGR) under a top face's centre, from the table estimate."""
     c = ((top.centre - origin_mm) / FINE_MM - 0.5).round().astype(int)
     r, col = int(np.clip(c[1], 0, table_fine.shape[0] - 1)), int(np.clip(c[0], 0, table_fine.shape[1] - 1))
-    return float(table_fine[r, col].astype(np.float64).mean()) / 255.0
+    return table_fine[r, col].astype(np.float64)
+
+
+def _light_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> float:
+    return float(_table_at(table_fine, top, origin_mm).mean()) / 255.0
 
 
 __all__ = ["Block", "BlockFinder", "detect_blocks", "to_block_states", "BRICK_MM"]

@@ -38,6 +38,7 @@ CHI_SCALE = 1.0
 WALL_WEIGHT_FIT = 1.0
 WALL_WEIGHT_HEIGHT = 0.1
 CHI_CAP = 1e9  # no one side's profile outvotes the rest by more than this
+WALL_SHADE = (0.2, 1.2)  # a wall's brightness relative to its top's, under any ordinary light
 COMMON_SPAN_MM = 3.0  # shortest run of lines that serves every height
 NOISE_FLOOR = 3.0  # 8-bit levels: a profile fitted better than this is fitted to its noise
 
@@ -76,6 +77,18 @@ def step_fit(profile: np.ndarray, u_mm: np.ndarray, edges_mm: np.ndarray, sigma_
     energy = (profile * profile).sum(axis=(-2, -1))
     sse = energy - (levels * rhs).sum(axis=(1, 2))
     return np.maximum(sse, 0.0), levels
+
+
+def wall_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """What it costs (in summed squares, like `step_fit`'s) for a wall's level not to be its top's
+    colour, darker or lighter: a wall is the same plastic turned away from the light, so in any
+    colour space linear in the light (as luma and colour differences are) it is alpha times the
+    top, alpha in WALL_SHADE. A printed line or a strip of table fitted as a "wall" is not.
+    levels (M, 3, C) from a two-edge fit, edges (M, 2)."""
+    top, wall = levels[:, 0], levels[:, 1]
+    alpha = np.clip((wall * top).sum(axis=1) / np.maximum((top * top).sum(axis=1), 1e-6), *WALL_SHADE)
+    samples = np.maximum((edges[:, 1] - edges[:, 0]) / U_STEP_MM, 1.0)
+    return samples * ((wall - alpha[:, None] * top) ** 2).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -277,7 +290,7 @@ def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.nda
         edges = _edges(side, deltas, widths, from_top)
         profiles = means[0] if shared else np.repeat(means, len(deltas), axis=0)
         sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
-        sse = sse.reshape(len(heights), len(deltas))
+        sse = (sse + wall_penalty(levels, edges)).reshape(len(heights), len(deltas))
         top = levels[:, 0].reshape(len(heights), len(deltas), -1)
     elif shared:  # the top's edge alone: the same fit for every height
         sse1, levels1 = step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)
@@ -310,8 +323,10 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
     i0, i1 = _lines_in(side, span)
     chunks = np.array_split(np.arange(i0, i1), min(pieces, i1 - i0))
     profiles = np.stack([side.lines[c].mean(axis=0) for c in chunks])  # (P, N, C)
-    sse, _ = step_fit(np.repeat(profiles, len(deltas), axis=0), side.u_mm, np.tile(edges, (len(chunks), 1)),
-                      side.sigma_mm)
+    tiled = np.tile(edges, (len(chunks), 1))
+    sse, levels = step_fit(np.repeat(profiles, len(deltas), axis=0), side.u_mm, tiled, side.sigma_mm)
+    if side.near:
+        sse = sse + wall_penalty(levels, tiled)
     ts, ds = [], []
     for chunk, row in zip(chunks, sse.reshape(len(chunks), len(deltas))):
         i = int(np.argmin(row))

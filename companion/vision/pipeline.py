@@ -139,7 +139,7 @@ class Locator:
         blocks: tuple[Block, ...] = ()
         if looks_for_blocks:
             assert self.block_finder is not None and reg.pose is not None
-            blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis))
+            blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis + state.objects))
             state = replace(state, blocks=to_block_states(list(blocks)))
         return FrameAnalysis(state, detections, reg, poses, blocks)
 
