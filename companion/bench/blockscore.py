@@ -24,8 +24,8 @@ from companion.vision.colours import PAPER_ALBEDO, classify_colour
 from companion.vision.tableview import TableView
 
 PLAIN_MM = 1.0  # the plain way's top-down view, mm per pixel
-PLAIN_DISTANCE = 40.0  # colour distance from the table's median (8-bit levels) that is "not table"
-PLAIN_SATURATION = 90  # or this saturated (HSV, 0-255)
+PLAIN_DISTANCE = 30.0  # colour distance from the table's median (8-bit levels) that is "not table"
+PLAIN_SATURATION = 60  # or this much more saturated than the table (HSV, 0-255)
 MIN_BLOCK_MM2 = 100.0
 
 
@@ -114,15 +114,19 @@ def plain_blocks(image: np.ndarray, setup: Setup, camera: CameraModel, pose: Tab
     w_px = int(math.ceil(setup.table.width_mm / PLAIN_MM))
     h_px = int(math.ceil(setup.table.depth_mm / PLAIN_MM))
     top = view.window(image, 0.0, 0.0, w_px, h_px, PLAIN_MM)
-    table = np.median(top.reshape(-1, 3), axis=0)
+    # The table's colour: a median over ~80 mm (light falls off across a table; a global median
+    # would take half of it for blocks).
+    small = cv2.resize(top, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    table = cv2.resize(cv2.medianBlur(small, 21), (w_px, h_px), interpolation=cv2.INTER_LINEAR).astype(np.float32)
     distance = np.sqrt(((top.astype(np.float32) - table) ** 2).sum(axis=2))
-    saturation = cv2.cvtColor(top, cv2.COLOR_BGR2HSV)[..., 1]
-    mask = ((distance > PLAIN_DISTANCE) | (saturation > PLAIN_SATURATION)).astype(np.uint8)
+    saturation = cv2.cvtColor(top, cv2.COLOR_BGR2HSV)[..., 1].astype(np.int16)
+    table_saturation = cv2.cvtColor(table.astype(np.uint8), cv2.COLOR_BGR2HSV)[..., 1].astype(np.int16)
+    mask = ((distance > PLAIN_DISTANCE) | (saturation - table_saturation > PLAIN_SATURATION)).astype(np.uint8)
     for a in setup.anchors:  # the anchors are known; leaving them in would only pad the false count
         half = a.size_mm * 8 / 6 / 2 + 3
         x0, y0 = int((a.x_mm - half) / PLAIN_MM), int((a.y_mm - half) / PLAIN_MM)
         mask[max(y0, 0):int((a.y_mm + half) / PLAIN_MM), max(x0, 0):int((a.x_mm + half) / PLAIN_MM)] = 0
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))  # printed lines, grain
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     out = []
     for c in contours:

@@ -1,0 +1,119 @@
+"""Box fitting geometry: walls and top faces in the cast view, step fits, and a whole fit on an
+analytic table (no camera, no OpenCV: the sampler paints the cast view from the geometry)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from companion.vision.boxfit import (EDGE_BLUR_PX, PLATE_MM, Rect, fit_box, normal_cdf, snap_side, step_fit,
+                                     top_face, wall_penalty, wall_width_mm)
+
+FOOT = np.array([0.0, 0.0])
+CZ = 1100.0
+
+
+def test_a_near_wall_is_its_distance_times_height_over_the_rest_of_the_camera_height():
+    # A side 300 mm from the foot, facing it, of a stack one brick high.
+    assert wall_width_mm(-300.0, 9.6, CZ) == pytest.approx(300.0 * 9.6 / (CZ - 9.6))
+    assert wall_width_mm(300.0, 9.6, CZ) == 0.0  # facing away: its wall is hidden
+
+
+def test_the_top_face_is_the_footprint_cast_from_the_camera():
+    # A 2x4 brick 9.6 high at (300, 100): its silhouette boxes footprint and cast top together.
+    footprint = Rect(np.array([300.0, 100.0]), np.array([1.0, 0.0]), (15.9, 7.9))
+    k = CZ / (CZ - 9.6)
+    cast_top = footprint.scaled_about(FOOT, k)
+    corners = np.concatenate([footprint.corners(), cast_top.corners()])
+    lo, hi = corners.min(axis=0), corners.max(axis=0)
+    silhouette = Rect((lo + hi) / 2, np.array([1.0, 0.0]), tuple((hi - lo) / 2))
+    top = top_face(silhouette, FOOT, 9.6, CZ)
+    assert np.allclose(top.corners(), cast_top.corners(), atol=1e-9)
+    # and the footprint is the top uncast
+    assert np.allclose(top.scaled_about(FOOT, 1 / k).corners(), footprint.corners(), atol=1e-9)
+
+
+def test_rect_from_its_own_corners_and_from_its_side_lines():
+    rect = Rect(np.array([10.0, -4.0]), np.array([math.cos(0.3), math.sin(0.3)]), (12.0, 5.0))
+    again = Rect.from_quad(rect.corners())
+    assert np.allclose(again.corners(), rect.corners())
+    lines = [(n, float(n @ (rect.centre + n * off))) for n, _, off, _ in rect.sides()]
+    assert np.allclose(Rect.from_lines(lines).corners(), rect.corners())
+
+
+@pytest.mark.parametrize("length_mm, studs, off_mm", [(31.8, 4, 0.0), (7.8, 1, 0.0), (48.3, 6, 0.5), (2.0, 1, -5.8)])
+def test_snap_side(length_mm, studs, off_mm):
+    n, off = snap_side(length_mm)
+    assert n == studs and off == pytest.approx(off_mm)
+
+
+def test_step_fit_places_a_blurred_step_to_a_hundredth_of_a_millimetre():
+    u = np.arange(-3.0, 3.0, 0.25)
+    sigma = 0.5
+    truth = 0.37
+    profile = (40 + 100 * normal_cdf((u - truth) / sigma))[:, None]
+    deltas = np.arange(-1.0, 1.0 + 1e-9, 0.01)
+    sse, levels = step_fit(profile, u, deltas[:, None], sigma)
+    assert deltas[np.argmin(sse)] == pytest.approx(truth, abs=0.011)
+    assert levels[np.argmin(sse), :, 0] == pytest.approx([40, 140], abs=0.5)
+
+
+def test_a_wall_must_be_its_top_in_shade():
+    edges = np.array([[0.0, 2.0], [0.0, 2.0]])
+    top = np.array([100.0, 20.0, -10.0])
+    shaded = np.stack([top, 0.55 * top, np.array([60.0, 0.0, 0.0])])
+    table_coloured = np.stack([top, np.array([60.0, 0.0, 0.0]), np.array([60.0, 0.0, 0.0])])
+    pen = wall_penalty(np.stack([shaded, table_coloured]), edges)
+    assert pen[0] == pytest.approx(0.0, abs=1e-9) and pen[1] > 100.0
+
+
+class PaintedTable:
+    """The cast view of one brick on a plain table, blurred like a camera: colour at any table point."""
+
+    def __init__(self, footprint: Rect, height_mm: float, top=(200.0, 30.0, -20.0), walls=(120.0, 18.0, -12.0),
+                 table=(90.0, -5.0, 5.0), px_per_mm: float = 1.4) -> None:
+        self.footprint, self.height = footprint, height_mm
+        self.top_rect = footprint.scaled_about(FOOT, CZ / (CZ - height_mm))
+        self.top, self.walls, self.table = (np.array(v) for v in (top, walls, table))
+        self.px_per_mm = px_per_mm
+        rng = np.random.default_rng(0)
+        self.offsets = rng.normal(0.0, EDGE_BLUR_PX / px_per_mm, (48, 2))
+
+    def _inside(self, rect: Rect, pts: np.ndarray) -> np.ndarray:
+        rel = pts - rect.centre
+        return (np.abs(rel @ rect.axis) <= rect.half_mm[0]) & (np.abs(rel @ rect.across) <= rect.half_mm[1])
+
+    def _hull(self, pts: np.ndarray) -> np.ndarray:
+        # The box seen from the camera covers every point between a footprint point and its cast top.
+        inside = self._inside(self.footprint, pts) | self._inside(self.top_rect, pts)
+        for t in np.linspace(0.0, 1.0, 9):
+            k = 1 + t * (CZ / (CZ - self.height) - 1)
+            inside |= self._inside(self.footprint.scaled_about(FOOT, k), pts)
+        return inside
+
+    def __call__(self, points_mm: np.ndarray) -> np.ndarray:
+        shape = points_mm.shape[:-1]
+        pts = points_mm.reshape(-1, 2)
+        out = np.zeros((len(pts), 3))
+        for off in self.offsets:  # blur: the mean over jittered points
+            p = pts + off
+            colour = np.broadcast_to(self.table, (len(p), 3)).copy()
+            colour[self._hull(p)] = self.walls
+            colour[self._inside(self.top_rect, p)] = self.top
+            out += colour
+        return (out / len(self.offsets)).reshape(shape + (3,))
+
+
+@pytest.mark.parametrize("height_mm", [3.2, 9.6, 19.2, 28.8])
+def test_a_painted_brick_gives_back_its_footprint_and_height(height_mm):
+    axis = np.array([math.cos(math.radians(20)), math.sin(math.radians(20))])
+    footprint = Rect(np.array([260.0, 180.0]), axis, (15.9, 7.9))  # a 2x4 brick 320 mm from the foot
+    painted = PaintedTable(footprint, height_mm)
+    start = Rect(painted.top_rect.centre + [0.6, -0.4], axis, (15.4, 7.5))  # a rough top face
+    fit = fit_box(painted, start, FOOT, CZ, lambda p, d: painted.px_per_mm, start_is_top=True)
+    assert fit is not None
+    assert fit.height_mm == pytest.approx(height_mm, abs=PLATE_MM / 2)
+    assert np.abs(fit.footprint.corners() - footprint.corners()).max() < 0.5
+    assert fit.height_confidence > 0.9
