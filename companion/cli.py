@@ -48,8 +48,12 @@ def cmd_locate(args: argparse.Namespace) -> int:
 
     setup = load_setup(args.setup)
     image = read_image(args.frame)
+    background = read_image(args.background) if args.background else None
+    if background is not None and background.shape != image.shape:
+        raise InputError(f"{args.background}: the empty table must come from the same camera "
+                         f"({background.shape[1]}x{background.shape[0]}, the frame is {image.shape[1]}x{image.shape[0]})")
     locator = Locator(setup)
-    analysis = locator.analyse(image, frame=0)
+    analysis = locator.analyse(image, frame=0, background=background)
     state = analysis.state
     if args.draw:
         from companion.files import write_image_atomic
@@ -709,9 +713,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="companion", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("locate", help="locate every roster mini in one frame")
+    p = sub.add_parser("locate", help="locate every roster mini and every block in one frame")
     p.add_argument("frame", metavar="FRAME", help="an image file")
     p.add_argument("--setup", required=True, help="the setup file (TOML)")
+    p.add_argument("--background", metavar="EMPTY.png",
+                   help="the empty table from the same camera, to tell blocks from the table by")
     p.add_argument("--json", action="store_true", help="print the table state as one JSON object")
     p.add_argument("--draw", metavar="OUT.png", help="write the annotated frame here")
     p.set_defaults(func=cmd_locate)

@@ -1,4 +1,5 @@
-"""Draw what was located onto the camera frame: table outline, minis with id, name and heading."""
+"""Draw what was located onto the camera frame: table outline, blocks as boxes, minis with id, name
+and heading."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from companion.setup_file import Setup
 from companion.state import TableState
 from companion.vision.camera import CameraModel, TablePose
+from companion.vision.colours import LEGO_PALETTE
 
 PLAYER_COLOURS_BGR = [(60, 60, 230), (230, 120, 40), (40, 200, 60), (30, 200, 230), (200, 60, 200)]
 
@@ -30,6 +32,8 @@ class TableAnnotator:
             self._banner(out, state.reason or "table not registered", (0, 0, 255))
             return out
         self._outline(out, setup, camera, pose)
+        for block in state.blocks:
+            self._block(out, block, camera, pose)
         players = [p.name for p in setup.players]
         for mini in state.minis:
             colour = PLAYER_COLOURS_BGR[players.index(mini.player) % len(PLAYER_COLOURS_BGR)] \
@@ -55,8 +59,27 @@ class TableAnnotator:
                         colour, 1, cv2.LINE_AA)
         seen = sum(m.status == "seen" for m in state.minis)
         self._banner(out, f"anchors {state.registration.get('anchors_seen', [])}  minis {seen} seen, "
-                          f"{len(state.minis) - seen} held  frame {state.frame}", (40, 160, 40))
+                          f"{len(state.minis) - seen} held  blocks {len(state.blocks)}  frame {state.frame}",
+                     (40, 160, 40))
         return out
+
+    def _block(self, out: np.ndarray, block, camera: CameraModel, pose: TablePose) -> None:
+        """The box as the camera sees it: footprint, top face and the vertical edges between."""
+        rgb = LEGO_PALETTE.get(block.color, (0.8, 0.8, 0.8))
+        colour = tuple(int(255 * v) for v in rgb[::-1])
+        foot = np.array([(x, y, 0.0) for x, y in block.footprint_mm])
+        top = foot + [0.0, 0.0, block.height_mm]
+        a = pose.project(camera, foot).round().astype(np.int32)
+        b = pose.project(camera, top).round().astype(np.int32)
+        for outline in (a, b):
+            cv2.polylines(out, [outline], True, (0, 0, 0), self.thickness + 2, cv2.LINE_AA)
+            cv2.polylines(out, [outline], True, colour, self.thickness, cv2.LINE_AA)
+        for p, q in zip(a, b):
+            cv2.line(out, tuple(int(v) for v in p), tuple(int(v) for v in q), colour, 1, cv2.LINE_AA)
+        label = f"B{block.id} {block.height_mm:g} mm"
+        at = (int(b[:, 0].min()), int(b[:, 1].min()) - 6)
+        cv2.putText(out, label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale, (0, 0, 0), self.thickness + 2, cv2.LINE_AA)
+        cv2.putText(out, label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale, colour, 1, cv2.LINE_AA)
 
     def _outline(self, out: np.ndarray, setup: Setup, camera: CameraModel, pose: TablePose) -> None:
         w, d = setup.table.width_mm, setup.table.depth_mm

@@ -121,7 +121,9 @@ class Locator:
 
     def analyse(self, image: np.ndarray, frame: int = 0, timestamp: float | None = None,
                 detections: MarkerDetections | None = None,
-                known_z_mm: dict[int, float] | None = None) -> FrameAnalysis:
+                known_z_mm: dict[int, float] | None = None, background: np.ndarray | None = None) -> FrameAnalysis:
+        """Markers, the table's pose, minis; blocks too in a colour frame (told from the table by
+        `background`, the empty table from the same camera, when there is one)."""
         timestamp = time.time() if timestamp is None else timestamp
         gray = to_gray(image)
         camera, calibrated = self.camera(gray.shape[1], gray.shape[0])
@@ -139,7 +141,7 @@ class Locator:
         blocks: tuple[Block, ...] = ()
         if looks_for_blocks:
             assert self.block_finder is not None and reg.pose is not None
-            blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis + state.objects))
+            blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis + state.objects, background))
             state = replace(state, blocks=to_block_states(list(blocks)))
         return FrameAnalysis(state, detections, reg, poses, blocks)
 

@@ -16,6 +16,9 @@ import numpy as np
 from companion.vision.camera import CameraModel, TablePose
 
 
+MAP_STEP_PX = 8  # a top-down window's pixel map is projected this often and interpolated between
+
+
 class TableView:
     """Maps table-plane points (mm) into the camera image of one registered frame."""
 
@@ -85,14 +88,27 @@ class TableView:
         key = (x0_mm, y0_mm, w_px, h_px, mm_per_px)
         maps = self._window_maps.get(key) if cache else None
         if maps is None:
-            xs, ys = np.meshgrid(x0_mm + (np.arange(w_px) + 0.5) * mm_per_px, y0_mm + (np.arange(h_px) + 0.5) * mm_per_px)
-            px = self.to_pixels(np.stack([xs, ys], axis=-1)).astype(np.float32)
-            maps = (np.ascontiguousarray(px[..., 0]), np.ascontiguousarray(px[..., 1]))
+            maps = self._maps(x0_mm, y0_mm, w_px, h_px, mm_per_px)
             if cache:
                 if len(self._window_maps) > 4:
                     self._window_maps.clear()
                 self._window_maps[key] = maps
         return cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+    def _maps(self, x0_mm: float, y0_mm: float, w_px: int, h_px: int, mm_per_px: float, step: int = MAP_STEP_PX
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Where each pixel of a top-down window is in the image: projected on a grid every `step`
+        pixels (and one cell beyond each border) and interpolated by cv2.resize, whose linear
+        interpolation puts grid point i at pixel (i + 0.5) step - 0.5. The mapping bends by
+        thousandths of a pixel over a cell; projecting every pixel cost ~0.2 us each."""
+        nx, ny = -(-w_px // step) + 2, -(-h_px // step) + 2
+        gx = ((np.arange(nx) - 1 + 0.5) * step - 0.5 + 0.5) * mm_per_px + x0_mm
+        gy = ((np.arange(ny) - 1 + 0.5) * step - 0.5 + 0.5) * mm_per_px + y0_mm
+        grid = self.to_pixels(np.stack(np.meshgrid(gx, gy), axis=-1)).astype(np.float32)
+        full = cv2.resize(grid, (nx * step, ny * step), interpolation=cv2.INTER_LINEAR)
+        crop = full[step:step + h_px, step:step + w_px]
+        return np.ascontiguousarray(crop[..., 0]), np.ascontiguousarray(crop[..., 1])
 
 
 def window_size(width_mm: float, depth_mm: float, mm_per_px: float) -> tuple[int, int]:

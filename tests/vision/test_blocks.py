@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from companion.bench.blockscore import BlockScore, Reported, plain_blocks, polygon_iou
+from companion.setup_file import setup_to_toml
 from companion.synth.render import Renderer
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand
 from companion.vision.blocks import BlockFinder, to_block_states
@@ -170,3 +171,25 @@ def test_block_states_carry_footprint_height_colour_and_confidence(standard_scen
     for s, b in zip(states, blocks):
         assert len(s.footprint_mm) == 4 and s.height_mm == round(b.height_mm, 1) and s.color == b.color
     assert BLOCKS_NOT_SEEN in analysis.state.warnings  # blocks=False: nobody looked
+
+
+@pytest.mark.slow
+def test_an_empty_table_frame_tells_blocks_from_the_table():
+    scene, image = rendered(7)
+    background = Renderer().render(replace(scene, minis=(), bricks=()))
+    analysis = Locator(scene.setup()).analyse(image, background=background)
+    summary = _score(scene, analysis.blocks).summary()
+    assert summary["found"] >= 7 / 8 and summary["false_per_frame"] <= 1 and summary["mean_iou"] >= 0.85
+
+
+def test_locate_refuses_an_empty_table_from_another_camera(tmp_path, standard_scene):
+    import cv2
+
+    from companion.cli import main
+
+    scene, image = standard_scene
+    frame, empty, setup = tmp_path / "frame.png", tmp_path / "empty.png", tmp_path / "setup.toml"
+    cv2.imwrite(str(frame), image)
+    cv2.imwrite(str(empty), image[:500, :700])
+    setup.write_text(setup_to_toml(scene.setup()), encoding="utf-8")
+    assert main(["locate", str(frame), "--setup", str(setup), "--background", str(empty)]) == 3
