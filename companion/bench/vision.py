@@ -131,7 +131,8 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
                 block_ms = None
                 if analysis.registration.pose is not None:
                     start = time.perf_counter()
-                    found = BlockFinder(setup).find(image, camera, analysis.registration.pose, state.minis)
+                    found = BlockFinder(setup).find(image, camera, analysis.registration.pose,
+                                                    state.minis + state.objects)
                     block_ms = (time.perf_counter() - start) * 1000
                     blocks = [Reported(b.footprint_mm, b.height_mm, b.color) for b in found]
                     plain, plain_ms = timed_plain(image, setup, camera, analysis.registration.pose)

@@ -1,14 +1,16 @@
 """Lego-style blocks in a registered frame: footprint, height and colour, with no tags.
 
 1. Candidates: the table is resampled from straight above at 2 mm a pixel and compared with the
-   table without what stands on it (a learned empty-table frame when there is one, else a median
-   over ~60 mm, which a brick never fills); minis and anchors (known from their markers) are
-   masked out; what differs and is big enough is a candidate.
+   table without what stands on it (an empty-table frame when there is one, else a median over
+   ~60 mm, which a brick never fills, taken twice: the second time with what the first found
+   painted over); minis, marker cards and anchors (known from their markers) are masked out; what
+   differs and is big and compact enough is a candidate.
 2. Each candidate is cut out at 0.5 mm a pixel; its brightest uniform part is the top face (lit
-   from above), whose rotated rectangle starts the box fit of `boxfit`, done on the camera image
-   itself at sub-pixel steps.
-3. A fit is a block when its predicted silhouette covers the candidate, its top is not skin, and
-   it is no taller than a stack of bricks; its colour is named against the anchors' white paper.
+   from above) when one stands out, else the candidate's own outline is the silhouette; that
+   rectangle starts the box fit of `boxfit`, done on the camera image itself at sub-pixel steps.
+3. A fit is a block when it explains the candidate's outline, its top is not skin nor the table's
+   own colour, and it is no taller than a stack of bricks; its colour is named against the
+   anchors' white paper.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
-LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table: 4x a plain surface's noise
+LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
 @dataclass(frozen=True)
@@ -184,19 +186,23 @@ def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup
     return BlockFinder(setup, palette).find(image, camera, pose, minis, background)
 
 
-def top_colour_matches(image: np.ndarray, view: TableView, block: Block,
-                       palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> bool:
-    """Whether a known block's top still shows its colour (relative to the last measured one, so
-    the palette's naming of a lighter or darker table spot does not matter)."""
+def top_colour_matches(image: np.ndarray, view: TableView, block: Block) -> bool:
+    """Whether a known block's top still shows the colour it was found with (compared with that
+    measurement itself, not with a palette name: the light there has not changed)."""
     now = _top_colour(image, view, block.fit.top)
     then = block.top_bgr
     return bool(np.linalg.norm(now - then) <= max(18.0, 0.2 * float(np.linalg.norm(then))))
 
 
+def block_state(block: Block, block_id: int) -> BlockState:
+    """What the table state says of a block (0.1 mm, three decimals of confidence)."""
+    return BlockState(footprint_mm=tuple((round(float(x), 1), round(float(y), 1)) for x, y in block.footprint_mm),
+                      height_mm=round(block.height_mm, 1), color=block.color, id=block_id,
+                      confidence=round(block.confidence, 3))
+
+
 def to_block_states(blocks: list[Block]) -> tuple[BlockState, ...]:
-    return tuple(BlockState(footprint_mm=tuple((round(float(px), 1), round(float(py), 1)) for px, py in b.footprint_mm),
-                            height_mm=round(b.height_mm, 1), color=b.color, id=i, confidence=round(b.confidence, 3))
-                 for i, b in enumerate(blocks))
+    return tuple(block_state(b, i) for i, b in enumerate(blocks))
 
 
 # --- pieces ----------------------------------------------------------------------------------------
@@ -207,10 +213,10 @@ def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarr
     if exclude is not None and exclude.any():
         grown = cv2.dilate(exclude, np.ones((5, 5), np.uint8))
         view = cv2.inpaint(view, grown, 3, cv2.INPAINT_TELEA)
-    small = cv2.resize(view, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
-    size = int(TABLE_WINDOW_MM / (2 * COARSE_MM)) | 1
+    small = cv2.resize(view, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)  # 8 mm a pixel
+    size = int(TABLE_WINDOW_MM / (4 * COARSE_MM)) | 1
     med = cv2.medianBlur(small, size)
-    med = cv2.GaussianBlur(med, (0, 0), 2.0)
+    med = cv2.GaussianBlur(med, (0, 0), 1.0)
     return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
 
 
@@ -246,14 +252,16 @@ def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], vie
     for m in minis:
         spec = setup.mini(m.id)
         if spec is None and m.id in objects:  # a marker card on the table: its tile, not the area it stands for
-            tile = square_corners_mm(m.x_mm, m.y_mm, objects[m.id].marker_mm * 8 / 6 + 4, m.heading_deg)[:, :2]
+            tile = square_corners_mm(m.x_mm, m.y_mm, objects[m.id].marker_mm * 8 / 6 + 10, m.heading_deg)[:, :2]
             for corners in (tile, view.cast(tile, m.z_mm)):
                 cv2.fillConvexPoly(mask, np.array([px(c) for c in corners], np.int32), 0)
             continue
         r_mm = spec.base_mm / 2 + 3.0 if spec is not None else 15.0
+        # The marker's tile on top: its corners reach half a diagonal (one module of margin).
+        tile_mm = (spec.marker_mm if spec is not None else 25.0) * 8 / 6 * 0.71 + 2.0
         base = np.array([m.x_mm, m.y_mm])
         top = view.cast(base[None], m.z_mm)[0]
-        r_top_mm = r_mm * float(view.k(m.z_mm)) + 3.0
+        r_top_mm = max(r_mm, tile_mm) * float(view.k(m.z_mm)) + 3.0
         if np.any(np.minimum(base, top) - r_top_mm > hi) or np.any(np.maximum(base, top) + r_top_mm < lo):
             continue  # nowhere near this view
         r_top = int(round(r_top_mm / mm_per_px))
@@ -424,4 +432,4 @@ def _light_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float])
     return float(_table_at(table_fine, top, origin_mm).mean()) / 255.0
 
 
-__all__ = ["Block", "BlockFinder", "detect_blocks", "to_block_states", "BRICK_MM"]
+__all__ = ["Block", "BlockFinder", "block_state", "detect_blocks", "to_block_states", "BRICK_MM"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from companion.state import BlockState, MiniState
-from companion.vision.blocks import Block, BlockFinder, top_colour_matches
+from companion.vision.blocks import Block, BlockFinder, block_state, top_colour_matches
 from companion.vision.camera import CameraModel, TablePose
 
 SAME_PLACE_MM = 6.0  # footprint centres closer than this are the same block
@@ -88,10 +88,7 @@ class BlockWatch:
 
     def states(self) -> tuple[BlockState, ...]:
         published = sorted((c for c in self._candidates if c.published_id is not None), key=lambda c: c.published_id)
-        return tuple(BlockState(footprint_mm=tuple((round(float(x), 1), round(float(y), 1)) for x, y in c.block.footprint_mm),
-                                height_mm=round(c.block.height_mm, 1), color=c.block.color, id=int(c.published_id),
-                                confidence=round(c.block.confidence, 3))
-                     for c in published)
+        return tuple(block_state(c.block, int(c.published_id)) for c in published)
 
 
 def _same(a: Block, b: Block) -> bool:

@@ -194,7 +194,7 @@ class LiveTracker:
             return state
         if state.registered and self.registration is not None and self.registration.pose is not None \
                 and watch.due(frame):
-            watch.update(image, camera, self.registration.pose, state.minis, frame)
+            watch.update(image, camera, self.registration.pose, state.minis + state.objects, frame)
         warnings = tuple(w for w in state.warnings if w != BLOCKS_NOT_SEEN)
         return replace(state, blocks=watch.states(), warnings=warnings)
 

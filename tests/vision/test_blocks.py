@@ -193,3 +193,20 @@ def test_locate_refuses_an_empty_table_from_another_camera(tmp_path, standard_sc
     cv2.imwrite(str(empty), image[:500, :700])
     setup.write_text(setup_to_toml(scene.setup()), encoding="utf-8")
     assert main(["locate", str(frame), "--setup", str(setup), "--background", str(empty)]) == 3
+
+
+@pytest.mark.slow
+def test_the_demo_castle_is_seen_wall_by_wall():
+    from companion.synth.siege import DEFAULT_FRAMES, base_scene, siege_scene, siege_setup
+
+    base = base_scene()
+    scene = siege_scene(base, 0, DEFAULT_FRAMES)
+    blocks = Locator(siege_setup(base)).analyse(Renderer().render(scene)).blocks
+    # Five pieces of wall two bricks high (bricks in a row touch: each row is one block), the
+    # marker card in the yard and the defenders beside the walls not among them.
+    assert len(blocks) == 5
+    assert all(b.color == "white" and abs(b.height_mm - 19.2) <= 6.4 for b in blocks)
+    truth = [b.footprint_mm() for b in scene.bricks]
+    for b in blocks:  # every reported wall lies on bricks of the castle
+        covered = max(polygon_iou(b.footprint_mm, t) for t in truth)
+        assert covered > 0.15
