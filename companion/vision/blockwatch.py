@@ -62,6 +62,11 @@ class BlockWatch:
         for block in found:
             same = next((i for i, c in enumerate(self._candidates) if i not in matched and _same(c.block, block)), None)
             if same is None:
+                # A published block measured a little differently (a plate higher, another name for
+                # a colour between two): the same block, re-measured, not a second one.
+                same = next((i for i, c in enumerate(self._candidates) if i not in matched
+                             and c.published_id is not None and _same_place(c.block, block)), None)
+            if same is None:
                 self._candidates.append(_Candidate(block))
                 matched.add(len(self._candidates) - 1)
                 continue
@@ -91,7 +96,9 @@ class BlockWatch:
         return tuple(block_state(c.block, int(c.published_id)) for c in published)
 
 
+def _same_place(a: Block, b: Block) -> bool:
+    return math.dist(a.footprint_mm.mean(axis=0), b.footprint_mm.mean(axis=0)) <= SAME_PLACE_MM
+
+
 def _same(a: Block, b: Block) -> bool:
-    ca, cb = a.footprint_mm.mean(axis=0), b.footprint_mm.mean(axis=0)
-    return (math.dist(ca, cb) <= SAME_PLACE_MM and abs(a.height_mm - b.height_mm) <= SAME_HEIGHT_MM
-            and a.color == b.color)
+    return _same_place(a, b) and abs(a.height_mm - b.height_mm) <= SAME_HEIGHT_MM and a.color == b.color

@@ -1,4 +1,5 @@
-"""One frame in, one table state out: detect markers, register the table, place every mini."""
+"""One frame in, one table state out: detect markers, register the table, place every mini, find
+the blocks."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from companion.vision.registration import Registration, anchor_points, register,
 
 KNOCKED_OVER_DEG = 45.0
 # An empty `blocks` list must not read as "no cover on the table" when nobody looked.
-BLOCKS_NOT_SEEN = "blocks were not looked for (a grey frame): `blocks` is empty whatever stands on the table"
+BLOCKS_NOT_SEEN = "blocks were not looked for in this frame: `blocks` is empty whatever stands on the table"
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
@@ -73,7 +74,7 @@ class FrameAnalysis:
 
 
 class Locator:
-    """Locates minis in single frames for one setup (camera model cached per resolution)."""
+    """Locates minis and blocks in single frames for one setup (camera model cached per resolution)."""
 
     def __init__(self, setup: Setup, blocks: bool = True) -> None:
         self.setup = setup
