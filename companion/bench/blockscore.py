@@ -19,6 +19,7 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.synth.scene import Scene
+from companion.vision.blocks import tile_side_mm
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
 from companion.vision.tableview import TableView
@@ -123,7 +124,7 @@ def plain_blocks(image: np.ndarray, setup: Setup, camera: CameraModel, pose: Tab
     table_saturation = cv2.cvtColor(table.astype(np.uint8), cv2.COLOR_BGR2HSV)[..., 1].astype(np.int16)
     mask = ((distance > PLAIN_DISTANCE) | (saturation - table_saturation > PLAIN_SATURATION)).astype(np.uint8)
     for a in setup.anchors:  # the anchors are known; leaving them in would only pad the false count
-        half = a.size_mm * 8 / 6 / 2 + 3
+        half = tile_side_mm(a.size_mm) / 2 + 3
         x0, y0 = int((a.x_mm - half) / PLAIN_MM), int((a.y_mm - half) / PLAIN_MM)
         mask[max(y0, 0):int((a.y_mm + half) / PLAIN_MM), max(x0, 0):int((a.x_mm + half) / PLAIN_MM)] = 0
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))  # printed lines, grain

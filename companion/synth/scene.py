@@ -14,12 +14,8 @@ import numpy as np
 
 from companion.setup_file import AnchorSpec, CameraSpec, MiniSpec, PlayerSpec, Setup, TableSpec
 from companion.vision.camera import CameraModel, TablePose
+from companion.vision.boxfit import BRICK_MM, GAP_MM, PLATE_MM, STUD_MM  # bricks as the detector knows them
 from companion.vision.colours import LEGO_PALETTE
-
-STUD_MM = 8.0  # Lego stud pitch
-BRICK_MM = 9.6  # one brick's height
-PLATE_MM = 3.2  # one plate's height
-BRICK_GAP_MM = 0.2  # a brick's side is 8n - 0.2 mm
 
 LEGO_RGB = LEGO_PALETTE  # the bricks are painted in the palette the detector names them by
 SURFACES = ("wood", "felt", "grid")
@@ -52,7 +48,7 @@ class SynthBrick:
 
     @property
     def size_mm(self) -> tuple[float, float]:
-        return (STUD_MM * self.studs_long - BRICK_GAP_MM, STUD_MM * self.studs_short - BRICK_GAP_MM)
+        return (STUD_MM * self.studs_long - GAP_MM, STUD_MM * self.studs_short - GAP_MM)
 
     @property
     def top_mm(self) -> float:

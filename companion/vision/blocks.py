@@ -23,7 +23,7 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import BlockState, MiniState
-from companion.vision.boxfit import BRICK_MM, GAP_MM, STUD_MM, BoxFit, Rect, fit_box, snap_side
+from companion.vision.boxfit import GAP_MM, STUD_MM, BoxFit, Rect, fit_box, snap_side
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, classify_colour
 from companion.vision.registration import square_corners_mm
@@ -166,13 +166,15 @@ class BlockFinder:
             return None  # ran off the candidate, or taller than a stack of bricks: a hand, an arm
         footprint, studs = _snapped(fit.footprint)
         iou = _silhouette_fit(blob, footprint, fit.top, (x0, y0))
+        if iou < MIN_SILHOUETTE_FIT:
+            return None
         top_bgr = _top_colour(image, view, fit.top)
-        if iou < MIN_SILHOUETTE_FIT or looks_like_skin(top_bgr):
+        if looks_like_skin(top_bgr):
             return None
         table_here = _table_at(table_fine, fit.top, (x0, y0))
         if float(np.linalg.norm(top_bgr - table_here)) < level:
             return None  # its "top" is the table: a gap between two walls, a hole in a castle
-        light = _light_at(table_fine, fit.top, (x0, y0)) / max(white_table, 1e-3)
+        light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
         relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         colour, colour_conf = classify_colour(relative, self.palette)
         return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
@@ -236,6 +238,12 @@ def looks_like_skin(bgr: np.ndarray) -> bool:
     return hue <= 22 and 45 <= sat <= 170 and val >= 90
 
 
+def tile_side_mm(marker_mm: float) -> float:
+    """A printed marker's tile: its black square (six modules in DICT_4X4) and one module of white
+    around it."""
+    return marker_mm * 8 / 6
+
+
 def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], view: TableView,
                origin_mm: tuple[float, float], mm_per_px: float) -> None:
     """Zero out minis and marked objects (base, body up to the marker, with their parallax) and
@@ -252,13 +260,13 @@ def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], vie
     for m in minis:
         spec = setup.mini(m.id)
         if spec is None and m.id in objects:  # a marker card on the table: its tile, not the area it stands for
-            tile = square_corners_mm(m.x_mm, m.y_mm, objects[m.id].marker_mm * 8 / 6 + 10, m.heading_deg)[:, :2]
+            tile = square_corners_mm(m.x_mm, m.y_mm, tile_side_mm(objects[m.id].marker_mm) + 10, m.heading_deg)[:, :2]
             for corners in (tile, view.cast(tile, m.z_mm)):
                 cv2.fillConvexPoly(mask, np.array([px(c) for c in corners], np.int32), 0)
             continue
         r_mm = spec.base_mm / 2 + 3.0 if spec is not None else 15.0
         # The marker's tile on top: its corners reach half a diagonal (one module of margin).
-        tile_mm = (spec.marker_mm if spec is not None else 25.0) * 8 / 6 * 0.71 + 2.0
+        tile_mm = tile_side_mm(spec.marker_mm if spec is not None else 25.0) * 0.71 + 2.0
         base = np.array([m.x_mm, m.y_mm])
         top = view.cast(base[None], m.z_mm)[0]
         r_top_mm = max(r_mm, tile_mm) * float(view.k(m.z_mm)) + 3.0
@@ -269,7 +277,7 @@ def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], vie
         cv2.circle(mask, px(top), r_top, 0, -1)
         cv2.line(mask, px(base), px(top), 0, 2 * r_top)
     for a in setup.anchors:
-        corners = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 8 / 6 + 6, a.rotation_deg)[:, :2]
+        corners = square_corners_mm(a.x_mm, a.y_mm, tile_side_mm(a.size_mm) + 6, a.rotation_deg)[:, :2]
         if np.any(corners.min(axis=0) > hi) or np.any(corners.max(axis=0) < lo):
             continue
         cv2.fillConvexPoly(mask, np.array([px(c) for c in corners], np.int32), 0)
@@ -428,8 +436,4 @@ def _table_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float])
     return table_fine[r, col].astype(np.float64)
 
 
-def _light_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> float:
-    return float(_table_at(table_fine, top, origin_mm).mean()) / 255.0
-
-
-__all__ = ["Block", "BlockFinder", "block_state", "detect_blocks", "to_block_states", "BRICK_MM"]
+__all__ = ["Block", "BlockFinder", "block_state", "detect_blocks", "to_block_states"]

@@ -43,6 +43,7 @@ class BlockWatch:
         self._candidates: list[_Candidate] = []
         self._last_search: int | None = None
         self._next_id = 0
+        self._states: tuple[BlockState, ...] = ()  # what `states` answers until the next search
         self.searches = 0
 
     def due(self, frame: int) -> bool:
@@ -90,10 +91,12 @@ class BlockWatch:
                 c.published_id, self._next_id = self._next_id, self._next_id + 1
             kept.append(c)
         self._candidates = kept
+        published = sorted((c for c in kept if c.published_id is not None), key=lambda c: c.published_id)
+        self._states = tuple(block_state(c.block, int(c.published_id)) for c in published)
 
     def states(self) -> tuple[BlockState, ...]:
-        published = sorted((c for c in self._candidates if c.published_id is not None), key=lambda c: c.published_id)
-        return tuple(block_state(c.block, int(c.published_id)) for c in published)
+        """The published blocks as of the last search (asked for at every frame)."""
+        return self._states
 
 
 def _same_place(a: Block, b: Block) -> bool:

@@ -149,12 +149,10 @@ class Rect:
 
 @dataclass(frozen=True)
 class SideProfile:
-    """One side's averaged profile and what is known of where it sits."""
+    """One side's profiles and what is known of where it sits."""
 
     normal: np.ndarray
     along: np.ndarray
-    offset_mm: float  # side line from the rect centre
-    half_len_mm: float
     foot_distance_mm: float  # D: signed distance of the side line from the foot, > 0: the wall is hidden
     u_mm: np.ndarray  # (N,) across the side, 0 at the side line, > 0 outwards
     t_mm: np.ndarray  # (K,) along the side
@@ -174,10 +172,6 @@ class BoxFit:
     height_mm: float
     footprint: Rect
     height_cost: dict[float, float]  # per candidate height, 0 at the best
-    top_level: np.ndarray  # the top face's level in the sampler's colour space
-    wall_widths_mm: tuple[float, ...]  # the near sides' walls at that height
-    lever_mm: float  # the largest |D| of a near side: the longer, the better the height is seen
-    residual: float  # RMS of the profile fits per sample, in the sampler's levels
 
     @property
     def height_confidence(self) -> float:
@@ -212,15 +206,15 @@ def _sample_sides(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_m
         count = max(3, int(2 * half_len / T_STEP_MM) + 1)
         t = np.linspace(-half_len, half_len, count)
         grids.append(line_point + normal * u[None, :, None] + along * t[:, None, None])
-        meta.append((normal, along, offset, half_len, foot_d, u, t, px_per_mm(line_point, normal)))
+        meta.append((normal, along, foot_d, u, t, px_per_mm(line_point, normal)))
     flat = np.concatenate([g.reshape(-1, 2) for g in grids])
     colours = sample(flat[None])[0]
     out, start = [], 0
-    for g, (normal, along, offset, half_len, foot_d, u, t, ppm) in zip(grids, meta):
+    for g, (normal, along, foot_d, u, t, ppm) in zip(grids, meta):
         k, n = g.shape[:2]
         lines = colours[start:start + k * n].reshape(k, n, -1).astype(np.float64)
         start += k * n
-        out.append(SideProfile(normal, along, offset, half_len, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm))
+        out.append(SideProfile(normal, along, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm))
     return out
 
 
@@ -268,9 +262,8 @@ def _lines_in(side: SideProfile, span: tuple[float, float], least: int = 3) -> t
 
 
 def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
-                deltas: np.ndarray, from_top: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Per height: a chi-square-like cost (0 at this side's best), the silhouette shift, the top's
-    level; and the residual variance per sample.
+                deltas: np.ndarray, from_top: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per height: a chi-square-like cost (0 at this side's best) and the silhouette's shift.
 
     The lines are those clear of the corners for every height (for each its own when too few are
     common to all); the cost is a line's mean squared residual (the spread of the lines about
@@ -297,16 +290,12 @@ def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.nda
         profiles = means[0] if shared else np.repeat(means, len(deltas), axis=0)
         sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
         sse = (sse + wall_penalty(levels, edges)).reshape(len(heights), len(deltas))
-        top = levels[:, 0].reshape(len(heights), len(deltas), -1)
     elif shared:  # the top's edge alone: the same fit for every height
-        sse1, levels1 = step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)
-        sse = np.broadcast_to(sse1, (len(heights), len(deltas)))
-        top = np.broadcast_to(levels1[None, :, 0], (len(heights), len(deltas), levels1.shape[-1]))
+        sse = np.broadcast_to(step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)[0],
+                              (len(heights), len(deltas)))
     else:
-        sse, levels = step_fit(np.repeat(means, len(deltas), axis=0), side.u_mm,
-                               np.tile(deltas[:, None], (len(heights), 1)), side.sigma_mm)
-        sse = sse.reshape(len(heights), len(deltas))
-        top = levels[:, 0].reshape(len(heights), len(deltas), -1)
+        sse = step_fit(np.repeat(means, len(deltas), axis=0), side.u_mm, np.tile(deltas[:, None], (len(heights), 1)),
+                       side.sigma_mm)[0].reshape(len(heights), len(deltas))
     sse = sse + spread[:, None]
     best = np.argmin(sse, axis=1)
     rows = np.arange(len(heights))
@@ -315,7 +304,7 @@ def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.nda
     independent = max(len(side.u_mm) * U_STEP_MM * side.px_per_mm, 2.0)
     variance = max(float(per_h.min()) / (len(side.u_mm) * lines.shape[2]), NOISE_FLOOR ** 2)
     chi = (per_h - per_h.min()) / variance * independent / len(side.u_mm) / 2
-    return chi, deltas[best], top[rows, best], variance
+    return chi, deltas[best]
 
 
 def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, width_mm: float, from_top: bool,
@@ -455,14 +444,9 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
     best = int(np.argmin(cost))
     h = float(heights[best])
     top = top_face(rect, foot, h, camera_height_mm)
-    near = [s for s in sides if s.near]
     return BoxFit(top=top, silhouette=rect, height_mm=h,
                   footprint=top.scaled_about(foot, (camera_height_mm - h) / camera_height_mm),
-                  height_cost={float(hh): float(c - cost[best]) for hh, c in zip(heights, cost)},
-                  top_level=np.mean([f[2][best] for f in fits], axis=0),
-                  wall_widths_mm=tuple(float(wall_width_mm(s.foot_distance_mm, h, camera_height_mm)) for s in near),
-                  lever_mm=max((-s.foot_distance_mm for s in near), default=0.0),
-                  residual=math.sqrt(float(np.mean([f[3] for f in fits]))))
+                  height_cost={float(hh): float(c - cost[best]) for hh, c in zip(heights, cost)})
 
 
 def _size_cost(silhouette: Rect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float) -> np.ndarray:

@@ -28,6 +28,16 @@ def _free_spot(scene) -> tuple[float, float]:
     return min(spots, key=lambda p: np.hypot(p[0] - 600, p[1] - 400))
 
 
+def _one_brick(colour: str):
+    """Scene 3 with a single 2x4 brick two high at a free spot: (scene, brick, its frame, a renderer)."""
+    base, _ = rendered(3)
+    x, y = _free_spot(base)
+    brick = SynthBrick(x, y, 30.0, 4, 2, 0.0, 19.2, colour)
+    scene = replace(base, bricks=(brick,))
+    renderer = Renderer()
+    return scene, brick, renderer.render(scene), renderer
+
+
 def _score(scene, blocks) -> BlockScore:
     score = BlockScore("pipeline")
     score.add(scene, [Reported(b.footprint_mm, b.height_mm, b.color) for b in blocks], None)
@@ -111,12 +121,7 @@ def test_polygon_iou():
 
 @pytest.mark.slow
 def test_the_live_tracker_publishes_a_block_once_it_stood_still_and_drops_it_once_gone():
-    base, _ = rendered(3)
-    x, y = _free_spot(base)
-    brick = SynthBrick(x, y, 30.0, 4, 2, 0.0, 19.2, "red")
-    scene = replace(base, bricks=(brick,))
-    renderer = Renderer()
-    with_brick = renderer.render(scene)
+    scene, brick, with_brick, renderer = _one_brick("red")
     without = renderer.render(replace(scene, bricks=()))
     tracker = LiveTracker(scene.setup())
     assert tracker.block_watch is not None
@@ -142,13 +147,8 @@ def test_the_live_tracker_publishes_a_block_once_it_stood_still_and_drops_it_onc
 
 @pytest.mark.slow
 def test_a_hand_resting_on_a_block_does_not_remove_it_at_once():
-    base, _ = rendered(3)
-    x, y = _free_spot(base)
-    brick = SynthBrick(x, y, 30.0, 4, 2, 0.0, 19.2, "blue")
-    scene = replace(base, bricks=(brick,))
-    renderer = Renderer()
-    with_brick = renderer.render(scene)
-    covered = renderer.render(replace(scene, hands=(SynthHand(x, y, 60.0, 200.0),)))
+    scene, brick, with_brick, renderer = _one_brick("blue")
+    covered = renderer.render(replace(scene, hands=(SynthHand(brick.x_mm, brick.y_mm, 60.0, 200.0),)))
     tracker = LiveTracker(scene.setup())
     state = None
     for frame in range(12):
