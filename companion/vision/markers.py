@@ -103,7 +103,8 @@ RESCUE_MIN_DARK_SHARE = 0.15  # a marker's black border alone is over a quarter 
 
 def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids: set[int],
                     within: list[tuple[int, int, int, int]] | None = None,
-                    expected_side_px: float | None = None) -> tuple[list[int], list[np.ndarray]]:
+                    expected_side_px: float | None = None,
+                    decoded: list[np.ndarray] | None = None) -> tuple[list[int], list[np.ndarray]]:
     """Second look at quads OpenCV could not decode: small dark ones are cut out, upscaled x4 and
     sharpened (an unsharp mask undoes some of the blur that mixes 2 px modules), then decoded again.
     On hard bench scenes this took recall from 90% to 97%. `expected_side_px` (a tracker looking
@@ -111,17 +112,15 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
     ids_out: list[int] = []
     quads_out: list[np.ndarray] = []
     h, w = gray.shape[:2]
+    # OpenCV also rejects the inner or outer outline of a marker it did decode: no second look there.
+    decoded_centres = [q.mean(axis=0) for q in decoded or []]
     for cand in rejected:
         quad = np.asarray(cand, np.float64).reshape(4, 2)
         sides = np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)
         if sides.max() > RESCUE_MAX_SIDE_PX or sides.min() < 5:
             continue
-        if expected_side_px is not None and not 0.6 * expected_side_px <= sides.mean() <= 1.6 * expected_side_px:
+        if decoded_centres and np.abs(np.array(decoded_centres) - quad.mean(axis=0)).max(axis=1).min() < 0.3 * sides.mean():
             continue
-        if within is not None:
-            cx, cy = quad.mean(axis=0)
-            if not any(b[0] <= cx < b[2] and b[1] <= cy < b[3] for b in within):
-                continue
         x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - 5, 0)
         x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + 6, (w, h))
         patch = gray[y0:y1, x0:x1]
@@ -149,6 +148,7 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
             ids_out.append(int(marker_id))
             quads_out.append((np.asarray(c, np.float64).reshape(4, 2) + 0.5) / RESCUE_SCALE - 0.5 + (x0, y0))
             known_ids.add(int(marker_id))
+            decoded_centres.append(quads_out[-1].mean(axis=0))
     return ids_out, quads_out
 
 
@@ -236,7 +236,7 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
                 quads.append(quad)
     if rescue and rejected is not None and len(rejected):
         more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
-                                               rescue_side_px)
+                                               rescue_side_px, quads)
         id_list += more_ids
         quads += more_quads
         if rescued is not None:
@@ -264,7 +264,8 @@ def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,
     failed: list[np.ndarray] = []
     found = refine(gray, camera, ids, quads, dictionary_name, failed, precise)
     if failed:  # a misread id: give its quad the closer look rejected candidates get
-        more_ids, more_quads = rescue_rejected(gray, failed, dictionary_name, {int(i) for i in found.ids})
+        more_ids, more_quads = rescue_rejected(gray, failed, dictionary_name, {int(i) for i in found.ids},
+                                               decoded=list(found.raw_px) if len(found) else None)
         if rescued is not None:
             rescued.update(more_ids)
         if more_ids:
@@ -446,6 +447,10 @@ MODEL_FIT_MAX_SIDE_PX = 40.0  # above this, edge lines are long and clean enough
 # oblique tags); a wrongly decoded or mis-cut quad fits to 0.94 or worse.
 MODEL_FIT_MAX_RESIDUAL = 0.5
 MODEL_FIT_MARGIN_TRIM = 0.5  # modules of the white margin's outer part left out of the fit
+# The blur is a fitted parameter: on a quad that is not the pattern it can run off to thousands of
+# pixels, and each step's Gaussian then takes seconds (83 s for one tutorial photo). Real edges
+# are sharper than this; a marker blurred more is not one to refine.
+MODEL_FIT_BLUR_PX = (0.2, 3.0)
 _TEX_PX_PER_MODULE = 8
 
 
@@ -523,7 +528,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         maps = np.array([cv2.getPerspectiveTransform(tex_src, c.astype(np.float32)) for c in corner_sets])
         q = np.linalg.inv(maps) @ pixels_h  # (k, 3, N)
         uv = (q[:, :2] / q[:, 2:3]).astype(np.float32)  # (k, 2, N)
-        sampled = cv2.remap(blurred(max(sigma, 0.2)), uv[:, 0].reshape(-1, 1), uv[:, 1].reshape(-1, 1),
+        sampled = cv2.remap(blurred(float(np.clip(sigma, *MODEL_FIT_BLUR_PX))), uv[:, 0].reshape(-1, 1), uv[:, 1].reshape(-1, 1),
                             cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         return sampled.reshape(len(corner_sets), -1).astype(np.float64)
 
@@ -540,7 +545,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
     def residual(params: np.ndarray) -> tuple[np.ndarray, float]:
         # One corner set: warpPerspective over the patch is cheaper than the batched remap.
         m = cv2.getPerspectiveTransform(tex_src, params[:8].reshape(4, 2).astype(np.float32))
-        warped = cv2.warpPerspective(blurred(max(float(params[8]), 0.2)), m, size, flags=cv2.INTER_LINEAR,
+        warped = cv2.warpPerspective(blurred(float(np.clip(params[8], *MODEL_FIT_BLUR_PX))), m, size, flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
         res, gain = residuals(np.take(warped, flat_mask).astype(np.float64)[None])
         return res[0], float(gain[0])
@@ -566,6 +571,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         for _ in range(6):
             delta = -np.linalg.solve(jtj + damping * np.diag(np.diag(jtj) + 1e-9), grad)
             candidate = params + delta
+            candidate[8] = np.clip(candidate[8], *MODEL_FIT_BLUR_PX)
             new_res, _ = residual(candidate)
             new_cost = float(new_res @ new_res)
             if new_cost < cost:
