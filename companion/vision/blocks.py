@@ -160,8 +160,10 @@ class BlockFinder:
             start = _rect_mm(silhouette, (x0, y0))
         if max(start.half_mm) * 2 > MAX_SIDE_MM or min(start.half_mm) * 2 < STUD_MM - 3:
             return None
-        fit = fit_box(sample, start, view.foot_mm, view.camera_height_mm, lambda p, d: 1.0 / view.mm_per_px(p, d),
-                      start_is_top=top is not None)
+        # The image's scale across a brick changes by a thousandth: taken once, at its middle.
+        scale = view.px_per_mm(start.centre)
+        fit = fit_box(sample, start, view.foot_mm, view.camera_height_mm,
+                      lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), start_is_top=top is not None)
         if fit is None or fit.height_mm >= max(fit.height_cost):
             return None  # ran off the candidate, or taller than a stack of bricks: a hand, an arm
         footprint, studs = _snapped(fit.footprint)
@@ -225,9 +227,13 @@ def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarr
 def colour_distance(view: np.ndarray, table: np.ndarray, blur_px: float) -> np.ndarray:
     """Per pixel, the Euclidean distance over B, G, R from the table (a green brick on green felt
     differs a little in every channel at once)."""
-    a = cv2.GaussianBlur(view, (0, 0), blur_px).astype(np.float32)
-    d = a - table.astype(np.float32)
-    return np.sqrt((d * d).sum(axis=2))
+    d = cv2.subtract(cv2.GaussianBlur(view, (0, 0), blur_px).astype(np.float32), table.astype(np.float32))
+    return _channel_sum_sqrt(cv2.multiply(d, d))
+
+
+def _channel_sum_sqrt(squares: np.ndarray) -> np.ndarray:
+    """sqrt of the sum over channels, in OpenCV's loops (numpy's axis sum was most of the time)."""
+    return cv2.sqrt(cv2.transform(squares, np.ones((1, squares.shape[2]), np.float32)))
 
 
 def looks_like_skin(bgr: np.ndarray) -> bool:
@@ -289,12 +295,17 @@ def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np
     for a in setup.anchors:
         inner = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 6.9 / 6, a.rotation_deg)[:, :2] / COARSE_MM - 0.5
         outer = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 7.7 / 6, a.rotation_deg)[:, :2] / COARSE_MM - 0.5
-        ring = np.zeros(coarse.shape[:2], np.uint8)
-        cv2.fillConvexPoly(ring, outer.round().astype(np.int32), 1)
-        cv2.fillConvexPoly(ring, inner.round().astype(np.int32), 0)
+        # the ring drawn in its own bounding box (a whole-table mask per anchor cost 1 ms)
+        x0, y0 = np.maximum(np.floor(outer.min(axis=0)).astype(int) - 1, 0)
+        x1, y1 = np.minimum(np.ceil(outer.max(axis=0)).astype(int) + 2, (coarse.shape[1], coarse.shape[0]))
+        if x1 <= x0 or y1 <= y0:
+            continue
+        ring = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(ring, (outer - (x0, y0)).round().astype(np.int32), 1)
+        cv2.fillConvexPoly(ring, (inner - (x0, y0)).round().astype(np.int32), 0)
         if ring.sum() > 6:
-            samples.append(np.median(coarse[ring > 0], axis=0)[::-1] / 255.0)
-            lights.append(float(table[ring > 0].astype(np.float64).mean()) / 255.0)
+            samples.append(np.median(coarse[y0:y1, x0:x1][ring > 0], axis=0)[::-1] / 255.0)
+            lights.append(float(table[y0:y1, x0:x1][ring > 0].astype(np.float64).mean()) / 255.0)
     if not samples:
         return np.array([PAPER_ALBEDO] * 3), 1.0
     return np.mean(samples, axis=0), float(np.mean(lights))
@@ -357,7 +368,7 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     top's brightness and the walls', kept to the top's colour (a lighter table is not it). None
     when no such part stands out from the rest (black bricks, noise)."""
     smooth = cv2.GaussianBlur(fine, (0, 0), 1.0).astype(np.float32)
-    value = smooth.max(axis=2)
+    value = np.maximum(np.maximum(smooth[..., 0], smooth[..., 1]), smooth[..., 2])
     core = cv2.erode(blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
     if np.count_nonzero(core) < 12:
         return None
@@ -365,7 +376,8 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     top_level, low_level = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
     bright = (value >= top_level) & (core > 0)
     colour = np.median(smooth[bright], axis=0)
-    near_colour = np.sqrt(((smooth - colour) ** 2).sum(axis=2)) <= max(14.0, 0.25 * float(colour.max()))
+    off = cv2.subtract(smooth, np.full_like(smooth, colour))
+    near_colour = _channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
     if top_level < 1.15 * low_level + 4:
         top = (blob > 0) & near_colour  # no wall stands out (under the lens, or a plate)
     else:

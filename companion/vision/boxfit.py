@@ -230,15 +230,16 @@ def _edges(side: SideProfile, deltas: np.ndarray, widths: np.ndarray, from_top: 
 
 
 def _spans(rect: Rect, side: SideProfile, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
-           from_top: bool, margin_mm: float = 1.0) -> np.ndarray:
+           from_top: bool, margin_mm: float = 1.0, faces: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Where along a side (t, from its middle) a profile crosses only this side's edges, for a box
     of each height: within the top face's side and, on a near side, the footprint's too (beyond
-    them lie the slanted vertical edges and the next side's wall). (H, 2): from, to."""
+    them lie the slanted vertical edges and the next side's wall). (H, 2): from, to. `faces`: the
+    top faces for these heights when they are known (`top_faces`)."""
     if from_top:
         centres = np.repeat(rect.centre[None, :], len(heights), axis=0)
         halves = np.repeat(np.array(rect.half_mm)[None, :], len(heights), axis=0)
     else:
-        centres, halves = top_faces(rect, foot, heights, camera_height_mm)
+        centres, halves = faces if faces is not None else top_faces(rect, foot, heights, camera_height_mm)
     along_axis = abs(float(side.along @ rect.axis)) > 0.5
     half = halves[:, 0] if along_axis else halves[:, 1]
     centre = (centres - rect.centre) @ side.along
@@ -251,38 +252,49 @@ def _spans(rect: Rect, side: SideProfile, foot: np.ndarray, heights: np.ndarray,
     return np.stack([lo, hi], axis=1)
 
 
+def _runs(side: SideProfile, spans: np.ndarray, least: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of profile lines inside spans (H, 2) (at least `least` lines, centred on the span
+    when it is shorter): first and end indices (H,), (H,)."""
+    t = side.t_mm
+    i0, i1 = np.searchsorted(t, spans[:, 0]), np.searchsorted(t, spans[:, 1], side="right")
+    short = i1 - i0 < least
+    if short.any():
+        mid = np.clip(np.searchsorted(t, spans[:, 0] / 2 + spans[:, 1] / 2), 0, len(t))
+        j0 = np.clip(mid - least // 2, 0, max(len(t) - least, 0))
+        i0 = np.where(short, j0, i0)
+        i1 = np.where(short, np.minimum(j0 + least, len(t)), i1)
+    return i0, i1
+
+
 def _lines_in(side: SideProfile, span: tuple[float, float], least: int = 3) -> tuple[int, int]:
-    """The run of profile lines inside a span (at least `least`, centred on it when it is shorter)."""
-    i0, i1 = np.searchsorted(side.t_mm, span[0]), np.searchsorted(side.t_mm, span[1], side="right")
-    if i1 - i0 < least:
-        mid = int(np.clip(np.searchsorted(side.t_mm, (span[0] + span[1]) / 2), 0, len(side.t_mm)))
-        i0 = int(np.clip(mid - least // 2, 0, max(len(side.t_mm) - least, 0)))
-        i1 = min(i0 + least, len(side.t_mm))
-    return int(i0), int(i1)
+    """The run of profile lines inside one span."""
+    i0, i1 = _runs(side, np.array([span], float), least)
+    return int(i0[0]), int(i1[0])
 
 
 def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
-                deltas: np.ndarray, from_top: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                deltas: np.ndarray, from_top: bool = False, faces: tuple[np.ndarray, np.ndarray] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Per height: a chi-square-like cost (0 at this side's best) and the silhouette's shift.
 
     The lines are those clear of the corners for every height (for each its own when too few are
     common to all); the cost is a line's mean squared residual (the spread of the lines about
     their mean, plus the mean's misfit), comparable across runs."""
     lines = side.lines
-    spans = _spans(rect, side, foot, heights, camera_height_mm, from_top)
+    spans = _spans(rect, side, foot, heights, camera_height_mm, from_top, faces=faces)
     common = (float(spans[:, 0].max()), float(spans[:, 1].min()))
     if common[1] - common[0] >= COMMON_SPAN_MM:
         # The same lines for every height: a run chosen per height would favour the heights
         # whose run leaves out the noisier lines near the corners.
-        runs = [_lines_in(side, common)] * len(heights)
+        first, end = (np.repeat(i, len(heights)) for i in _runs(side, np.array([common])))
     else:
-        runs = [_lines_in(side, (lo, hi)) for lo, hi in spans]
+        first, end = _runs(side, spans)
     csum = np.concatenate([np.zeros((1,) + lines.shape[1:]), np.cumsum(lines, axis=0)])
     csq = np.concatenate([[0.0], np.cumsum((lines * lines).sum(axis=(1, 2)))])
-    counts = np.array([i1 - i0 for i0, i1 in runs], float)
-    means = np.stack([(csum[i1] - csum[i0]) / (i1 - i0) for i0, i1 in runs])  # (H, N, C)
-    spread = np.array([csq[i1] - csq[i0] for i0, i1 in runs]) / counts - (means * means).sum(axis=(1, 2))
-    shared = all(r == runs[0] for r in runs)
+    counts = (end - first).astype(float)
+    means = (csum[end] - csum[first]) / counts[:, None, None]  # (H, N, C)
+    spread = (csq[end] - csq[first]) / counts - (means * means).sum(axis=(1, 2))
+    shared = bool((first == first[0]).all() and (end == end[0]).all())
     if side.near:
         widths = (-side.foot_distance_mm * heights / camera_height_mm if from_top
                   else wall_width_mm(side.foot_distance_mm, heights, camera_height_mm))
@@ -333,8 +345,10 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
         ts.append(float(side.t_mm[chunk].mean()))
         ds.append(float(d))
     ts_a, ds_a = np.array(ts), np.array(ds)
-    if len(ts_a) >= 2 and np.ptp(ts_a) > 1e-6:
-        slope, intercept = np.polyfit(ts_a, ds_a, 1)
+    if len(ts_a) >= 2 and np.ptp(ts_a) > 1e-6:  # the least-squares line through the pieces
+        tc = ts_a - ts_a.mean()
+        slope = float(tc @ (ds_a - ds_a.mean()) / (tc @ tc))
+        intercept = float(ds_a.mean()) - slope * float(ts_a.mean())
         weight = float(np.ptp(ts_a)) ** 3
     else:
         slope, intercept, weight = 0.0, float(ds_a.mean()), 0.0
@@ -383,10 +397,11 @@ def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: flo
             deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0):
     # Profiles reach across the widest wall among the heights asked about (and no further).
     sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()) + PLATE_MM, from_top)
-    fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top) for s in sides]
+    faces = None if from_top else top_faces(rect, foot, heights, camera_height_mm)
+    fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top, faces) for s in sides]
     cost = np.sum([f[0] for f in fits], axis=0) * wall_weight
-    if not from_top:
-        cost = cost + _size_cost(rect, foot, heights, camera_height_mm)
+    if faces is not None:
+        cost = cost + _size_cost(heights, camera_height_mm, faces[1])
     return sides, fits, cost
 
 
@@ -397,7 +412,7 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
     (or whose top face is, with `start_is_top`)."""
     heights = np.asarray(heights_mm, float)
     foot = np.asarray(foot_mm, float)
-    wide, narrow = np.arange(-1.5, 1.5 + 1e-9, 0.1), np.arange(-0.4, 0.4 + 1e-9, 0.1)
+    wide, narrow = np.arange(-1.6, 1.6 + 1e-9, 0.2), np.arange(-0.4, 0.4 + 1e-9, 0.1)
 
     def refine(rect: Rect, sides, fits, cost, candidates: np.ndarray, from_top: bool) -> Rect | None:
         """Move each side to where its profile puts the edges for the best height."""
@@ -449,9 +464,9 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
                   height_cost={float(hh): float(c - cost[best]) for hh, c in zip(heights, cost)})
 
 
-def _size_cost(silhouette: Rect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float) -> np.ndarray:
-    """How far the top face's size is from a brick's (sides 8n - 0.2 mm), for each height."""
-    _, halves = top_faces(silhouette, foot, heights, camera_height_mm)
+def _size_cost(heights: np.ndarray, camera_height_mm: float, halves: np.ndarray) -> np.ndarray:
+    """How far the top face's size is from a brick's (sides 8n - 0.2 mm), for each height, from
+    the top faces' half sides (H, 2) that `top_faces` gives."""
     k = (camera_height_mm / (camera_height_mm - heights))[:, None]
     length = 2 * halves / k
     studs = np.maximum(1, np.round((length + GAP_MM) / STUD_MM))

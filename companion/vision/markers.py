@@ -47,8 +47,12 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     # Small markers (2-3 px modules): smaller threshold windows, finer cell sampling, looser
     # polygon and spacing limits. With the rescue below: 108 -> 118 of 120 markers on 10 hard
     # bench scenes; the one false id this lets through is removed by the pattern-fit check.
+    # Two threshold windows, 3 and 7 px: the minis' markers (15-60 px at 1080p) need no more,
+    # and each window costs ~9 ms of a 1080p frame. Larger windows found a few more of the large
+    # tags in real photos (42 instead of 39 in the three NASA photos the tests use); the second
+    # pass with OpenCV's defaults (windows 3-23) is there for those.
     params.adaptiveThreshWinSizeMin = 3
-    params.adaptiveThreshWinSizeMax = 23  # big windows for large tags in real photos (38 -> 40 of 52 NASA tags)
+    params.adaptiveThreshWinSizeMax = 7
     params.adaptiveThreshWinSizeStep = 4
     params.perspectiveRemovePixelPerCell = 8
     params.perspectiveRemoveIgnoredMarginPerCell = 0.3
@@ -60,6 +64,11 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
 def _rescue_parameters() -> cv2.aruco.DetectorParameters:
     params = detector_parameters()
     params.minMarkerPerimeterRate = 0.05  # the upscaled patch holds one marker, large
+    # Upscaled modules are 8-12 px: windows of 11 and 23 px rescue as many markers as the small
+    # set's six windows (bench frames: 13-14 of 13) in 60% of the time.
+    params.adaptiveThreshWinSizeMin = 11
+    params.adaptiveThreshWinSizeMax = 23
+    params.adaptiveThreshWinSizeStep = 12
     return params
 
 
@@ -101,6 +110,46 @@ RESCUE_MAX_SIDE_PX = 60.0  # rejected outer contours (the white margin's edge) o
 RESCUE_MIN_DARK_SHARE = 0.15  # a marker's black border alone is over a quarter of its area; a grid-mat square has none
 
 
+DECODED_REACH = 1.35  # a decoded marker's quad grown to take in its white margin (8 / 6 of its side)
+
+
+def _grown(quad: np.ndarray, ratio: float) -> np.ndarray:
+    centre = quad.mean(axis=0)
+    return centre + ratio * (quad - centre)
+
+
+def _inside_any(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """For each point (N, 2): whether it lies inside any of these convex quads (K, 4, 2), either winding."""
+    edges = np.roll(quads, -1, axis=1) - quads  # (K, 4, 2)
+    rel = points[:, None, None, :] - quads[None]  # (N, K, 4, 2)
+    cross = edges[..., 0] * rel[..., 1] - edges[..., 1] * rel[..., 0]  # (N, K, 4)
+    return ((cross >= 0).all(axis=2) | (cross <= 0).all(axis=2)).any(axis=1)
+
+
+_SHARE_GRID = np.linspace(0.1, 0.9, 7)
+
+
+def _dark_share(gray: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """For each quad (N, 4, 2): the share of a 7 x 7 grid inside it darker than half the median of
+    twelve points around it, one sixth of its size out (where a marker's white margin is), all
+    sampled in one remap."""
+    if len(quads) == 0:
+        return np.zeros(0)
+    a, b = np.meshgrid(_SHARE_GRID, _SHARE_GRID)
+    a, b = a.ravel()[None, :, None], b.ravel()[None, :, None]
+    q0, q1, q2, q3 = (quads[:, i][:, None, :] for i in range(4))
+    inner = (1 - a) * (1 - b) * q0 + a * (1 - b) * q1 + a * b * q2 + (1 - a) * b * q3  # (N, 49, 2)
+    centre = quads.mean(axis=1, keepdims=True)
+    ring = np.concatenate([quads, (2 * quads + np.roll(quads, -1, axis=1)) / 3,
+                           (quads + 2 * np.roll(quads, -1, axis=1)) / 3], axis=1)  # (N, 12, 2)
+    outer = centre + (1 + 2 / 6) * (ring - centre)
+    pts = np.concatenate([inner, outer], axis=1).astype(np.float32)  # (N, 61, 2)
+    values = cv2.remap(gray, np.ascontiguousarray(pts[..., 0]), np.ascontiguousarray(pts[..., 1]), cv2.INTER_LINEAR,
+                       borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+    around = np.median(values[:, 49:], axis=1, keepdims=True)
+    return (values[:, :49] < 0.5 * around).mean(axis=1)
+
+
 def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids: set[int],
                     within: list[tuple[int, int, int, int]] | None = None,
                     expected_side_px: float | None = None,
@@ -112,25 +161,28 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
     ids_out: list[int] = []
     quads_out: list[np.ndarray] = []
     h, w = gray.shape[:2]
-    # OpenCV also rejects the inner or outer outline of a marker it did decode: no second look there.
-    decoded_centres = [q.mean(axis=0) for q in decoded or []]
-    for cand in rejected:
-        quad = np.asarray(cand, np.float64).reshape(4, 2)
-        sides = np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)
-        if sides.max() > RESCUE_MAX_SIDE_PX or sides.min() < 5:
-            continue
-        if decoded_centres and np.abs(np.array(decoded_centres) - quad.mean(axis=0)).max(axis=1).min() < 0.3 * sides.mean():
+    if len(rejected) == 0:
+        return ids_out, quads_out
+    # The first tests for all quads at once: a frame of wood grain or of markers rejects hundreds.
+    quads = np.asarray(rejected, np.float64).reshape(-1, 4, 2)
+    sides = np.linalg.norm(quads - np.roll(quads, 1, axis=1), axis=2)
+    keep = (sides.max(axis=1) <= RESCUE_MAX_SIDE_PX) & (sides.min(axis=1) >= 5)
+    if expected_side_px is not None:
+        keep &= (sides.mean(axis=1) >= 0.6 * expected_side_px) & (sides.mean(axis=1) <= 1.6 * expected_side_px)
+    # OpenCV also rejects outlines within a marker it did decode (its margin's, its pattern's dark
+    # patches): most of a board's candidates, no second look there.
+    if decoded:
+        keep &= ~_inside_any(quads.mean(axis=1), np.array([_grown(q, DECODED_REACH) for q in decoded]))
+    quads = quads[keep]
+    quads = quads[_dark_share(gray, quads) >= RESCUE_MIN_DARK_SHARE]
+    rescued: list[np.ndarray] = []
+    for quad in quads:
+        if rescued and _inside_any(quad.mean(axis=0)[None], np.array(rescued))[0]:
             continue
         x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - 5, 0)
         x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + 6, (w, h))
         patch = gray[y0:y1, x0:x1]
         if patch.size == 0:
-            continue
-        inside = cv2.fillConvexPoly(np.zeros(patch.shape, np.uint8), np.round(quad - (x0, y0)).astype(np.int32), 1) > 0
-        if not inside.any() or inside.all():
-            continue
-        dark = patch[inside] < 0.5 * np.median(patch[~inside])
-        if dark.mean() < RESCUE_MIN_DARK_SHARE:
             continue
         up = cv2.resize(patch, None, fx=RESCUE_SCALE, fy=RESCUE_SCALE, interpolation=cv2.INTER_CUBIC).astype(np.float32)
         blurred = cv2.GaussianBlur(up, (0, 0), RESCUE_SCALE * 0.8)
@@ -148,7 +200,7 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
             ids_out.append(int(marker_id))
             quads_out.append((np.asarray(c, np.float64).reshape(4, 2) + 0.5) / RESCUE_SCALE - 0.5 + (x0, y0))
             known_ids.add(int(marker_id))
-            decoded_centres.append(quads_out[-1].mean(axis=0))
+            rescued.append(_grown(quads_out[-1], DECODED_REACH))
     return ids_out, quads_out
 
 
@@ -226,11 +278,7 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
     id_list = [] if ids is None else [int(i) for i in np.asarray(ids).ravel()]
     quads = [np.asarray(c, np.float64).reshape(4, 2) for c in corners] if id_list else []
     if rescue and rescue_within is None:
-        # OpenCV's default parameters find some large, oblique markers in real photos that the
-        # small-marker set misses (NASA AprilTag photos: 3 of 52); a second pass adds those.
-        more_corners, more_ids, _ = make_detector(dictionary_name, default=True).detectMarkers(gray)
-        for c, marker_id in zip(more_corners, [] if more_ids is None else np.asarray(more_ids).ravel()):
-            quad = np.asarray(c, np.float64).reshape(4, 2)
+        for quad, marker_id in zip(*_large_markers(gray, dictionary_name)):
             if not any(np.linalg.norm(q.mean(axis=0) - quad.mean(axis=0)) < 3 for q in quads):
                 id_list.append(int(marker_id))
                 quads.append(quad)
@@ -244,6 +292,24 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
     if not id_list:
         return np.zeros(0, int), np.zeros((0, 4, 2))
     return np.array(id_list, int), np.array(quads).reshape(-1, 4, 2) + np.asarray(offset_px, float)
+
+
+LARGE_PASS_HALVED_ABOVE_PX = 1280
+
+
+def _large_markers(gray: np.ndarray, dictionary_name: str) -> tuple[list[np.ndarray], list[int]]:
+    """OpenCV's default parameters find some large, oblique markers in real photos that the
+    small-marker set misses (NASA AprilTag photos: 3 of 52). In a frame wider than 1280 px this
+    pass looks at half resolution (17 -> 5 ms at 1080p): what it alone finds is large, and the
+    markers small enough to be lost there are the first pass's. Corners in full-frame pixels."""
+    scale = 2 if gray.shape[1] > LARGE_PASS_HALVED_ABOVE_PX else 1
+    small = gray if scale == 1 else cv2.resize(gray, None, fx=1 / scale, fy=1 / scale, interpolation=cv2.INTER_AREA)
+    corners, ids, _ = make_detector(dictionary_name, default=True).detectMarkers(small)
+    if ids is None:
+        return [], []
+    # pixel centres: u at full resolution is (u_small + 0.5) * scale - 0.5
+    return ([(np.asarray(c, np.float64).reshape(4, 2) + 0.5) * scale - 0.5 for c in corners],
+            [int(i) for i in np.asarray(ids).ravel()])
 
 
 def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,

@@ -64,10 +64,11 @@ class TableView:
         out = np.stack([m[0, 0] * xd + m[0, 1] * yd + m[0, 2], m[1, 1] * yd + m[1, 2]], axis=-1)
         return out.reshape(pts.shape)
 
-    def mm_per_px(self, point_mm: np.ndarray, direction: np.ndarray) -> float:
-        """Table millimetres per image pixel at a point, along a direction of the table."""
-        ends = self.to_pixels(np.array([point_mm, np.asarray(point_mm) + 1.0 * np.asarray(direction)]))
-        return 1.0 / max(float(np.linalg.norm(ends[1] - ends[0])), 1e-6)
+    def px_per_mm(self, point_mm: np.ndarray) -> np.ndarray:
+        """The image's local scale at a table point: (2, 2), pixels per mm along x and y (columns)."""
+        p = np.asarray(point_mm, float)
+        ends = self.to_pixels(np.array([p, p + (1.0, 0.0), p + (0.0, 1.0)]))
+        return np.stack([ends[1] - ends[0], ends[2] - ends[0]], axis=1)
 
     def sample(self, image: np.ndarray, points_mm: np.ndarray) -> np.ndarray:
         """The image (bilinear) at table-plane points (..., 2) -> (..., channels) float32."""
