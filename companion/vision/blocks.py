@@ -37,6 +37,7 @@ MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
+CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
@@ -87,12 +88,14 @@ class BlockFinder:
             table = view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
             mask, level = self._differs(closed, table, minis, view)
         else:
-            # Twice: the second table estimate leaves out what the first found (white walls all
-            # around a castle's yard would make its felt look darker than the table).
+            # Twice where things crowd: the second table estimate leaves out what the first found
+            # (white walls all around a castle's yard would make its felt look darker than the
+            # table). A median over a window things cover less of needs no second look.
             table = local_table(coarse)
             mask, level = self._differs(closed, table, minis, view)
-            table = local_table(coarse, exclude=mask)
-            mask, level = self._differs(closed, table, minis, view)
+            if crowded(mask):
+                table = local_table(coarse, exclude=mask)
+                mask, level = self._differs(closed, table, minis, view)
         white, white_table = paper_white(coarse, table, self.setup)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
@@ -222,6 +225,13 @@ def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarr
     med = cv2.medianBlur(small, size)
     med = cv2.GaussianBlur(med, (0, 0), 1.0)
     return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
+
+
+def crowded(mask: np.ndarray) -> bool:
+    """Whether what was found covers over CROWDED_SHARE of some TABLE_WINDOW_MM window."""
+    small = cv2.resize(mask.astype(np.float32), None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    size = int(TABLE_WINDOW_MM / (4 * COARSE_MM)) | 1
+    return float(cv2.blur(small, (size, size)).max()) > CROWDED_SHARE
 
 
 def colour_distance(view: np.ndarray, table: np.ndarray, blur_px: float) -> np.ndarray:

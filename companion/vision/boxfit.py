@@ -324,7 +324,7 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
     """Where the silhouette's line along this side lies: (its offset from the side's line at the
     side's middle, its turn counter-clockwise in radians, the turn's weight), from the edge's
     position in `pieces` runs of clean lines along the side."""
-    step = 0.05
+    step = 0.1
     deltas = delta0 + np.arange(-0.3, 0.3 + 1e-9, step)
     edges = _edges(side, deltas, np.array([width_mm]), from_top)
     i0, i1 = _lines_in(side, span)
@@ -407,7 +407,7 @@ def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: flo
 
 def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm: float,
             px_per_mm: Callable[[np.ndarray, np.ndarray], float], heights_mm: tuple[float, ...] = HEIGHTS_MM,
-            start_is_top: bool = False, iterations: int = 2) -> BoxFit | None:
+            start_is_top: bool = False, iterations: int = 1) -> BoxFit | None:
     """Fit a brick whose silhouette on the table plane, boxed in a rectangle, is near `start`
     (or whose top face is, with `start_is_top`)."""
     heights = np.asarray(heights_mm, float)
