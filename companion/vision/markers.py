@@ -264,19 +264,24 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
                rescue_within: list[tuple[int, int, int, int]] | None = None,
                min_side_px: float | None = None,
                rescue_side_px: float | None = None, window_px: int | None = None,
-               rescued: set[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               rescued: set[int] | None = None, expected: frozenset[int] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Marker quads: ids (N,) and corners (N, 4, 2) in full-frame pixels.
 
     `rescue_within` (boxes in the coordinates of `gray`) limits the second look to candidates
     there, of about `rescue_side_px`: a tracker looking for one lost marker need not rescue the whole
     search box, nor look for the large oblique markers of photographs. `window_px`: one adaptive
     threshold window of this size instead of the parameter set's. `rescued` collects the ids only
-    the second look found."""
+    the second look found. `expected`: the ids a setup lists; once the first pass has found them
+    all, the further looks (large markers, rescue: a third of the time at 1080p) are not taken,
+    so a marker of no setup that only they would find goes unreported in such a frame."""
     rate = perimeter_rate_for(min_side_px, gray.shape[1], gray.shape[0]) if min_side_px else None
     detector = make_detector(dictionary_name, quick=quick, min_perimeter_rate=rate, window_px=window_px)
     corners, ids, rejected = detector.detectMarkers(gray)
     id_list = [] if ids is None else [int(i) for i in np.asarray(ids).ravel()]
     quads = [np.asarray(c, np.float64).reshape(4, 2) for c in corners] if id_list else []
+    if expected is not None and expected <= set(id_list):
+        rescue = False
     if rescue and rescue_within is None:
         for quad, marker_id in zip(*_large_markers(gray, dictionary_name)):
             if not any(np.linalg.norm(q.mean(axis=0) - quad.mean(axis=0)) < 3 for q in quads):
@@ -314,19 +319,21 @@ def _large_markers(gray: np.ndarray, dictionary_name: str) -> tuple[list[np.ndar
 
 def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,
            roi: tuple[int, int, int, int] | None = None, precise: bool = True, rescue: bool = True,
-           quick: bool = False, rescued: set[int] | None = None) -> MarkerDetections:
+           quick: bool = False, rescued: set[int] | None = None,
+           expected: frozenset[int] | None = None) -> MarkerDetections:
     """Detect and refine markers in the whole frame, or only inside roi = (x0, y0, x1, y1).
 
     `precise=False` leaves small markers with OpenCV's corners (refined=False): good for the centre
     and heading of a marker in motion, not for its height; a tracker refines it once it stops.
     `rescue=False` skips the second look at undecodable quads and `quick=True` thresholds at one
-    window size: a tracker's searches for markers it knows, with the full way as the fallback."""
+    window size: a tracker's searches for markers it knows, with the full way as the fallback.
+    `expected`: see `detect_raw`."""
     if roi is None:
-        ids, quads = detect_raw(gray, dictionary_name, rescue=rescue, quick=quick, rescued=rescued)
+        ids, quads = detect_raw(gray, dictionary_name, rescue=rescue, quick=quick, rescued=rescued, expected=expected)
     else:
         x0, y0, x1, y1 = roi
         ids, quads = detect_raw(gray[y0:y1, x0:x1], dictionary_name, (x0, y0), rescue=rescue, quick=quick,
-                                rescued=rescued)
+                                rescued=rescued, expected=expected)
     failed: list[np.ndarray] = []
     found = refine(gray, camera, ids, quads, dictionary_name, failed, precise)
     if failed:  # a misread id: give its quad the closer look rejected candidates get

@@ -84,6 +84,9 @@ class Locator:
         dictionary(setup.dictionary)  # fail early on an unknown dictionary
         self._cameras: dict[tuple[int, int], tuple[CameraModel, bool]] = {}
         self._objects = {o.id: o for o in setup.objects}
+        # With a roster, the markers to expect: when the first pass finds them all, it is enough.
+        self._expected_ids = (setup.anchor_ids | {m.id for m in setup.minis} | set(self._objects)
+                              if setup.minis else None)
         # Memos on exact inputs: a live tracker hands over bit-identical corners for markers that did
         # not move, so their registration and placement cost nothing the next frame.
         self._registrations: dict[bytes, Registration] = {}
@@ -129,7 +132,7 @@ class Locator:
         gray = to_gray(image)
         camera, calibrated = self.camera(gray.shape[1], gray.shape[0])
         if detections is None:
-            detections = detect(gray, camera, self.setup.dictionary)
+            detections = detect(gray, camera, self.setup.dictionary, expected=self._expected_ids)
         reg = self._register(detections, camera.focal_px)
         looks_for_blocks = self.block_finder is not None and image.ndim == 3
         warnings = ([] if looks_for_blocks else [BLOCKS_NOT_SEEN]) + (
