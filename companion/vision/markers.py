@@ -38,6 +38,10 @@ def marker_bits(dictionary_name: str, marker_id: int) -> np.ndarray:
     return cv2.aruco.generateImageMarker(d, int(marker_id), cells, borderBits=1)
 
 
+FIRST_WINDOWS = (3, 7, 4)  # adaptive threshold windows: smallest, largest, step (px)
+ALL_WINDOWS = (3, 23, 4)
+
+
 def detector_parameters() -> cv2.aruco.DetectorParameters:
     params = cv2.aruco.DetectorParameters()
     # Our own edge refinement replaces OpenCV's; NONE is also the cheapest mode.
@@ -47,13 +51,12 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     # Small markers (2-3 px modules): smaller threshold windows, finer cell sampling, looser
     # polygon and spacing limits. With the rescue below: 108 -> 118 of 120 markers on 10 hard
     # bench scenes; the one false id this lets through is removed by the pattern-fit check.
-    # Two threshold windows, 3 and 7 px: the minis' markers (15-60 px at 1080p) need no more,
-    # and each window costs ~9 ms of a 1080p frame. Larger windows found a few more of the large
-    # tags in real photos (42 instead of 39 in the three NASA photos the tests use); the second
-    # pass with OpenCV's defaults (windows 3-23) is there for those.
-    params.adaptiveThreshWinSizeMin = 3
-    params.adaptiveThreshWinSizeMax = 7
-    params.adaptiveThreshWinSizeStep = 4
+    # Threshold windows 3 and 7 px first (`FIRST_WINDOWS`): each window costs ~9 ms of a 1080p
+    # frame, and these find every marker of a standard bench frame. While markers are missing,
+    # a pass over windows 3-23 px (`ALL_WINDOWS`: on 20 hard frames it finds 212 of 240 markers
+    # where the first finds 206; one pass over them all finds more than a second pass over 11-23
+    # alone: OpenCV groups a marker's outlines across windows and decodes the best of them).
+    params.adaptiveThreshWinSizeMin, params.adaptiveThreshWinSizeMax, params.adaptiveThreshWinSizeStep = FIRST_WINDOWS
     params.perspectiveRemovePixelPerCell = 8
     params.perspectiveRemoveIgnoredMarginPerCell = 0.3
     params.polygonalApproxAccuracyRate = 0.1
@@ -84,7 +87,8 @@ def _quick_parameters() -> cv2.aruco.DetectorParameters:
 @lru_cache(maxsize=None)
 def make_detector(dictionary_name: str, rescue: bool = False, quick: bool = False,
                   default: bool = False, min_perimeter_rate: float | None = None,
-                  window_px: int | None = None) -> cv2.aruco.ArucoDetector:
+                  window_px: int | None = None, windows: tuple[int, int, int] | None = None
+                  ) -> cv2.aruco.ArucoDetector:
     if default:
         params = cv2.aruco.DetectorParameters()
     else:
@@ -93,6 +97,8 @@ def make_detector(dictionary_name: str, rescue: bool = False, quick: bool = Fals
         params.minMarkerPerimeterRate = min_perimeter_rate
     if window_px is not None:
         params.adaptiveThreshWinSizeMin = params.adaptiveThreshWinSizeMax = window_px
+    if windows is not None:
+        params.adaptiveThreshWinSizeMin, params.adaptiveThreshWinSizeMax, params.adaptiveThreshWinSizeStep = windows
     return cv2.aruco.ArucoDetector(dictionary(dictionary_name), params)
 
 
@@ -126,30 +132,6 @@ def _inside_any(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
     return ((cross >= 0).all(axis=2) | (cross <= 0).all(axis=2)).any(axis=1)
 
 
-_SHARE_GRID = np.linspace(0.1, 0.9, 7)
-
-
-def _dark_share(gray: np.ndarray, quads: np.ndarray) -> np.ndarray:
-    """For each quad (N, 4, 2): the share of a 7 x 7 grid inside it darker than half the median of
-    twelve points around it, one sixth of its size out (where a marker's white margin is), all
-    sampled in one remap."""
-    if len(quads) == 0:
-        return np.zeros(0)
-    a, b = np.meshgrid(_SHARE_GRID, _SHARE_GRID)
-    a, b = a.ravel()[None, :, None], b.ravel()[None, :, None]
-    q0, q1, q2, q3 = (quads[:, i][:, None, :] for i in range(4))
-    inner = (1 - a) * (1 - b) * q0 + a * (1 - b) * q1 + a * b * q2 + (1 - a) * b * q3  # (N, 49, 2)
-    centre = quads.mean(axis=1, keepdims=True)
-    ring = np.concatenate([quads, (2 * quads + np.roll(quads, -1, axis=1)) / 3,
-                           (quads + 2 * np.roll(quads, -1, axis=1)) / 3], axis=1)  # (N, 12, 2)
-    outer = centre + (1 + 2 / 6) * (ring - centre)
-    pts = np.concatenate([inner, outer], axis=1).astype(np.float32)  # (N, 61, 2)
-    values = cv2.remap(gray, np.ascontiguousarray(pts[..., 0]), np.ascontiguousarray(pts[..., 1]), cv2.INTER_LINEAR,
-                       borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-    around = np.median(values[:, 49:], axis=1, keepdims=True)
-    return (values[:, :49] < 0.5 * around).mean(axis=1)
-
-
 def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids: set[int],
                     within: list[tuple[int, int, int, int]] | None = None,
                     expected_side_px: float | None = None,
@@ -173,16 +155,20 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
     # patches): most of a board's candidates, no second look there.
     if decoded:
         keep &= ~_inside_any(quads.mean(axis=1), np.array([_grown(q, DECODED_REACH) for q in decoded]))
-    quads = quads[keep]
-    quads = quads[_dark_share(gray, quads) >= RESCUE_MIN_DARK_SHARE]
     rescued: list[np.ndarray] = []
-    for quad in quads:
+    for quad in quads[keep]:
         if rescued and _inside_any(quad.mean(axis=0)[None], np.array(rescued))[0]:
             continue
         x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - 5, 0)
         x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + 6, (w, h))
         patch = gray[y0:y1, x0:x1]
         if patch.size == 0:
+            continue
+        inside = cv2.fillConvexPoly(np.zeros(patch.shape, np.uint8), np.round(quad - (x0, y0)).astype(np.int32), 1) > 0
+        if not inside.any() or inside.all():
+            continue
+        dark = patch[inside] < 0.5 * np.median(patch[~inside])
+        if dark.mean() < RESCUE_MIN_DARK_SHARE:
             continue
         up = cv2.resize(patch, None, fx=RESCUE_SCALE, fy=RESCUE_SCALE, interpolation=cv2.INTER_CUBIC).astype(np.float32)
         blurred = cv2.GaussianBlur(up, (0, 0), RESCUE_SCALE * 0.8)
@@ -282,11 +268,13 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
     quads = [np.asarray(c, np.float64).reshape(4, 2) for c in corners] if id_list else []
     if expected is not None and expected <= set(id_list):
         rescue = False
+    elif rescue and not quick and window_px is None:
+        # Markers still missing: every threshold window (blurred, small or unevenly lit ones).
+        more_corners, more_ids, rejected = make_detector(
+            dictionary_name, min_perimeter_rate=rate, windows=ALL_WINDOWS).detectMarkers(gray)
+        _add_new(id_list, quads, more_corners, more_ids)
     if rescue and rescue_within is None:
-        for quad, marker_id in zip(*_large_markers(gray, dictionary_name)):
-            if not any(np.linalg.norm(q.mean(axis=0) - quad.mean(axis=0)) < 3 for q in quads):
-                id_list.append(int(marker_id))
-                quads.append(quad)
+        _add_new(id_list, quads, *_large_markers(gray, dictionary_name))
     if rescue and rejected is not None and len(rejected):
         more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
                                                rescue_side_px, quads)
@@ -299,10 +287,20 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
     return np.array(id_list, int), np.array(quads).reshape(-1, 4, 2) + np.asarray(offset_px, float)
 
 
+def _add_new(id_list: list[int], quads: list[np.ndarray], corners, ids) -> None:
+    """Add the markers of another pass that are not where one already is (by centre: a photo may
+    hold one id twice)."""
+    for c, marker_id in zip(corners, [] if ids is None else np.asarray(ids).ravel()):
+        quad = np.asarray(c, np.float64).reshape(4, 2)
+        if not any(np.linalg.norm(q.mean(axis=0) - quad.mean(axis=0)) < 3 for q in quads):
+            id_list.append(int(marker_id))
+            quads.append(quad)
+
+
 LARGE_PASS_HALVED_ABOVE_PX = 1280
 
 
-def _large_markers(gray: np.ndarray, dictionary_name: str) -> tuple[list[np.ndarray], list[int]]:
+def _large_markers(gray: np.ndarray, dictionary_name: str) -> tuple[list[np.ndarray], np.ndarray | list]:
     """OpenCV's default parameters find some large, oblique markers in real photos that the
     small-marker set misses (NASA AprilTag photos: 3 of 52). In a frame wider than 1280 px this
     pass looks at half resolution (17 -> 5 ms at 1080p): what it alone finds is large, and the
@@ -314,7 +312,7 @@ def _large_markers(gray: np.ndarray, dictionary_name: str) -> tuple[list[np.ndar
         return [], []
     # pixel centres: u at full resolution is (u_small + 0.5) * scale - 0.5
     return ([(np.asarray(c, np.float64).reshape(4, 2) + 0.5) * scale - 0.5 for c in corners],
-            [int(i) for i in np.asarray(ids).ravel()])
+            np.asarray(ids).ravel())
 
 
 def detect(gray: np.ndarray, camera: CameraModel, dictionary_name: str,
