@@ -35,7 +35,7 @@ HEIGHTS_MM = tuple(round(PLATE_MM * i, 1) for i in range(1, 16))  # one plate ..
 EDGE_BLUR_PX = 0.8  # an edge's spread in the image (lens, sensor, compression), 1 sigma
 SIDE_SIGMA_MM = 0.15  # how well a side's length is measured, for the top face's size as a height cue
 U_STEP_MM = 0.25  # profile sampling across a side (~0.35 px)
-T_STEP_MM = 1.35  # profile lines along a side
+T_STEP_MM = 0.9  # profile lines along a side
 # The walls' profiles against the top face's size, as evidence for the height: while the sides are
 # being placed the walls lead (they say where the silhouette's near edges are); the final choice
 # leans on the size (within a placed silhouette it is exact; a one-plate wall under a pixel wide is
