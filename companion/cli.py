@@ -634,14 +634,16 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         raise InputError("--scenes: must be at least 1")
     if args.hands < 0:
         raise InputError("--hands: must be 0 or more")
+    if args.walls < 0:
+        raise InputError("--walls: must be 0 or more")
     if args.threads is not None:
         if args.threads < 1:
             raise InputError("--threads: must be at least 1")
         import cv2
 
         cv2.setNumThreads(args.threads)
-    return _report(args, vision.run(args.scenes, args.seed, args.level, args.hands, progress=_progress(not args.json)),
-                   vision.format_table)
+    return _report(args, vision.run(args.scenes, args.seed, args.level, args.hands, progress=_progress(not args.json),
+                                    walls=args.walls), vision.format_table)
 
 
 def cmd_bench_rules(args: argparse.Namespace) -> int:
@@ -914,6 +916,8 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "vision":
             p.add_argument("--level", choices=["standard", "hard"], default="standard")
             p.add_argument("--hands", type=int, default=0, help="hands over the table in every scene")
+            p.add_argument("--walls", type=int, default=0,
+                           help="walls that turn (L, U, T, castle rings of touching bricks) in every scene")
             p.add_argument("--threads", type=int, help="OpenCV's threads (1: the one-core figure; default: OpenCV's)")
     p = bsub.add_parser("web", help="20 phones and an MJPEG viewer against the real server: latency, frame delay")
     p.add_argument("--seconds", type=float, default=30.0)

@@ -37,16 +37,20 @@ class Reported:
     color: str
 
 
-def polygon_iou(a: np.ndarray, b: np.ndarray, mm_per_px: float = 0.2) -> float:
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    lo = np.minimum(a.min(axis=0), b.min(axis=0)) - 1
-    hi = np.maximum(a.max(axis=0), b.max(axis=0)) + 1
-    if np.any(np.minimum(a.max(axis=0), b.max(axis=0)) < np.maximum(a.min(axis=0), b.min(axis=0))):
+def polygon_iou(a, b: np.ndarray, mm_per_px: float = 0.2) -> float:
+    """IoU of polygon `a` (N, 2), or of the union of a list of polygons (a wall's bricks), with `b`."""
+    parts = [np.asarray(p, float) for p in a] if isinstance(a, (list, tuple)) else [np.asarray(a, float)]
+    b = np.asarray(b, float)
+    every = np.concatenate(parts)
+    lo = np.minimum(every.min(axis=0), b.min(axis=0)) - 1
+    hi = np.maximum(every.max(axis=0), b.max(axis=0)) + 1
+    if np.any(np.minimum(every.max(axis=0), b.max(axis=0)) < np.maximum(every.min(axis=0), b.min(axis=0))):
         return 0.0  # bounding boxes apart
     size = np.ceil((hi - lo) / mm_per_px).astype(int) + 1
     ma = np.zeros((size[1], size[0]), np.uint8)
     mb = np.zeros_like(ma)
-    cv2.fillPoly(ma, [np.round((a - lo) / mm_per_px * 4).astype(np.int32)], 1, cv2.LINE_8, 2)
+    for part in parts:  # one at a time: fillPoly's even-odd rule would cut overlaps out
+        cv2.fillPoly(ma, [np.round((part - lo) / mm_per_px * 4).astype(np.int32)], 1, cv2.LINE_8, 2)
     cv2.fillPoly(mb, [np.round((b - lo) / mm_per_px * 4).astype(np.int32)], 1, cv2.LINE_8, 2)
     union = np.count_nonzero(ma | mb)
     return float(np.count_nonzero(ma & mb)) / union if union else 0.0
@@ -68,7 +72,7 @@ class BlockScore:
         self.frames += 1
         if ms is not None:
             self.ms.append(ms)
-        truth = [(b.footprint_mm(), b.top_mm, b.color) for b in scene.bricks]
+        truth = scene.truth_blocks()
         self.expected += len(truth)
         pairs = sorted(((polygon_iou(t[0], r.footprint_mm), i, j) for i, t in enumerate(truth)
                         for j, r in enumerate(reported)), reverse=True)

@@ -111,12 +111,12 @@ def plain_opencv(image: np.ndarray, scene: Scene) -> tuple[dict[int, tuple[float
     return located, others
 
 
-def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None) -> dict:
+def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None, walls: int = 0) -> dict:
     renderer = Renderer()
     scores = [Score("pipeline"), Score("pipeline, image only"), Score("plain OpenCV")]
     block_scores = [BlockScore("pipeline"), BlockScore("plain (HSV + minAreaRect)")]
     for k in range(scenes):
-        scene = random_scene(seed * 100003 + k, level, n_hands=hands)
+        scene = random_scene(seed * 100003 + k, level, n_hands=hands, n_walls=walls)
         image = renderer.render(scene)
         for score, setup in ((scores[0], scene.setup()), (scores[1], scene.setup(roster_heights=False))):
             locator = Locator(setup, blocks=False)
@@ -147,7 +147,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
         scores[2].add(scene, located, others, (time.perf_counter() - start) * 1000)
         if progress:
             progress(k + 1, scenes)
-    return {"level": level, "scenes": scenes, "seed": seed, "hands": hands, "resolution": "1920x1080",
+    return {"level": level, "scenes": scenes, "seed": seed, "hands": hands, "walls": walls, "resolution": "1920x1080",
             "threads": cv2.getNumThreads(), "minis": scores[0].expected, "methods": [s.summary() for s in scores],
             "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores]}
 
@@ -161,7 +161,9 @@ TARGETS = {
 def format_table(result: dict) -> str:
     cols = ["recall", "false_ids", "xy_mm_median", "xy_mm_p95", "z_mm_median", "z_mm_p95", "heading_deg_p95", "ms_per_frame"]
     lines = [f"bench vision: {result['scenes']} {result['level']} scenes ({result['resolution']}, "
-             f"{result['minis']} minis, {result['blocks']} blocks, {result['hands']} hands a scene, seed {result['seed']}, "
+             f"{result['minis']} minis, {result['blocks']} blocks"
+             + (f" ({result['walls']} a scene walls that turn, each one block)" if result.get("walls") else "")
+             + f", {result['hands']} hands a scene, seed {result['seed']}, "
              f"OpenCV threads {result['threads']})",
              f"{'method':<26}" + "".join(f"{c:>16}" for c in cols)]
     for m in result["methods"]:

@@ -110,6 +110,15 @@ class Scene:
     noise_seed: int = 0  # sensor noise differs frame to frame in a sequence
     boards: tuple[SynthBoard, ...] = ()
     light_dir: tuple[float, float, float] = (0.3, -0.4, 0.87)
+    walls: tuple[tuple[int, ...], ...] = ()  # bricks (indices) that touch to make one wall that turns
+
+    def truth_blocks(self) -> list[tuple[list[np.ndarray], float, str]]:
+        """What a block finder should report: each wall that turns as one block (its bricks'
+        footprints), every other brick on its own; with the top's height and the colour."""
+        in_walls = {i for wall in self.walls for i in wall}
+        groups = [list(wall) for wall in self.walls] + [[i] for i in range(len(self.bricks)) if i not in in_walls]
+        return [([self.bricks[i].footprint_mm() for i in g], max(self.bricks[i].top_mm for i in g),
+                 self.bricks[g[0]].color) for g in groups]
 
     def setup(self, path: str = "<synthetic>", with_camera: bool = True, roster_heights: bool = True,
               height_noise_mm: float = 1.0) -> Setup:
@@ -207,6 +216,26 @@ def random_camera(rng: np.random.Generator, table: TableSpec, level: Level,
     return camera, pose
 
 
+WALL_KINDS = ("L", "U", "T", "ring")
+
+
+def wall_bricks(kind: str, x_mm: float, y_mm: float, rotation_deg: float, height_mm: float, colour: str
+                ) -> tuple[SynthBrick, ...]:
+    """Bricks 2 studs thick that touch to make a wall that turns, on the stud grid, centred near
+    (x, y): an L (8 + 6 studs), a U (10 + 6 + 6), a T (10 + 6) or a ring 80 mm square."""
+    c, s = math.cos(math.radians(rotation_deg)), math.sin(math.radians(rotation_deg))
+
+    def at(dx: float, dy: float, turn: float, studs: int) -> SynthBrick:
+        return SynthBrick(x_mm + c * dx - s * dy, y_mm + s * dx + c * dy, rotation_deg + turn, studs, 2, 0.0,
+                          height_mm, colour)
+
+    shapes = {"L": [at(0, 0, 0, 8), at(24, 32, 90, 6)],
+              "U": [at(0, 0, 0, 10), at(-32, 32, 90, 6), at(32, 32, 90, 6)],
+              "T": [at(0, 0, 0, 10), at(0, 32, 90, 6)],
+              "ring": [at(0, 40, 0, 10), at(0, -40, 0, 10), at(-32, 0, 90, 8), at(32, 0, 90, 8)]}
+    return tuple(shapes[kind])
+
+
 def _body_colour(rng: np.random.Generator) -> tuple[float, float, float]:
     palette = [(0.22, 0.2, 0.18), (0.35, 0.25, 0.15), (0.15, 0.25, 0.15), (0.5, 0.48, 0.45),
                (0.3, 0.12, 0.1), (0.12, 0.12, 0.2), (0.6, 0.55, 0.4)]
@@ -219,8 +248,9 @@ def _free(x: float, y: float, r: float, taken: list[tuple[float, float, float]])
 
 def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks: int = 8,
                  n_hands: int = 0, table: TableSpec | None = None, surface: str | None = None,
-                 width_px: int = 1920, height_px: int = 1080) -> Scene:
-    """A reproducible random table at one of the bench levels."""
+                 width_px: int = 1920, height_px: int = 1080, n_walls: int = 0) -> Scene:
+    """A reproducible random table at one of the bench levels; `n_walls` walls that turn (L, U,
+    T, ring) besides the loose bricks (the same scene as without them otherwise)."""
     rng = np.random.default_rng(seed)
     lv = LEVELS[level]
     table = table or TableSpec(1200.0, 800.0)
@@ -260,9 +290,24 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
                                  colours[rng.integers(len(colours))]))
     hands = tuple(SynthHand(float(rng.uniform(200, table.width_mm - 200)), float(rng.uniform(150, table.depth_mm - 150)),
                             float(rng.uniform(90, 160)), float(rng.uniform(0, 360))) for _ in range(n_hands))
-    return Scene(table=table, surface=surface or SURFACES[rng.integers(len(SURFACES))], anchors=anchors,
-                 minis=tuple(minis), bricks=tuple(bricks), hands=hands, camera=camera, pose=pose,
-                 imaging=lv.imaging, texture_seed=int(rng.integers(1 << 30)))
+    scene = Scene(table=table, surface=surface or SURFACES[rng.integers(len(SURFACES))], anchors=anchors,
+                  minis=tuple(minis), bricks=tuple(bricks), hands=hands, camera=camera, pose=pose,
+                  imaging=lv.imaging, texture_seed=int(rng.integers(1 << 30)))
+    walls_rng = np.random.default_rng([seed, 7])  # its own stream: the rest of the scene stays as it was
+    walls = []
+    for _ in range(n_walls):
+        for _ in range(400):
+            x, y = walls_rng.uniform(150, table.width_mm - 150), walls_rng.uniform(150, table.depth_mm - 150)
+            if _free(x, y, 75.0, taken):
+                break
+        taken.append((x, y, 75.0))
+        kind = WALL_KINDS[walls_rng.integers(len(WALL_KINDS))]
+        height = BRICK_MM * int(walls_rng.integers(1, 3))
+        added = wall_bricks(kind, float(x), float(y), float(walls_rng.uniform(0, 90)), height,
+                            colours[walls_rng.integers(len(colours))])
+        walls.append(tuple(range(len(bricks), len(bricks) + len(added))))
+        bricks += added
+    return replace(scene, bricks=tuple(bricks), walls=tuple(walls))
 
 
 def scene_truth(scene: Scene) -> dict:

@@ -35,6 +35,7 @@ TABLE_WINDOW_MM = 60.0  # the local table: a median over this (a 2x4 brick fills
 MIN_AREA_MM2 = 100.0  # a 1x2 plate seen from above is 7.8 x 15.8 mm
 MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
+TOP_ALIKE_SHARE = 0.75  # of a top face's colour samples, near their median (a brick's top is one colour)
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
@@ -107,9 +108,7 @@ class BlockFinder:
             region = labels[y:y + h, x:x + w] == label
             if not _compact(region):
                 continue
-            block = self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
-            if block is not None:
-                blocks.append(block)
+            blocks += self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
         return blocks
 
     def _differs(self, closed: np.ndarray, table: np.ndarray, minis: tuple[MiniState, ...], view: TableView
@@ -126,7 +125,9 @@ class BlockFinder:
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
-             white_table: float) -> Block | None:
+             white_table: float) -> list[Block]:
+        """The block a candidate is (one box), or the parts of a wall that turns (an L, a U, a
+        ring: boxes along its arms, one block when they share a colour); none."""
         x, y, w, h = box
         pad_mm = 8.0
         x0, y0 = x * COARSE_MM - pad_mm, y * COARSE_MM - pad_mm
@@ -145,10 +146,22 @@ class BlockFinder:
         blob &= cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (25, 25)))
         # A 6.5 mm disc fits in any brick (7.8 mm wide at least), not in a printed line touching it.
         disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
-        blob = cv2.morphologyEx(blob, cv2.MORPH_OPEN, disc)
-        blob = _filled(blob)
+        opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, disc)
+        blob = _filled(opened)
         if blob is None:
-            return None
+            return []
+        origin = (x0, y0)
+        one = self._fit_one(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
+        if one is not None:
+            return [one]
+        # A wall that turns: its own outline, holes kept (a castle's yard is table).
+        return self._fit_arms(image, view, sample, fine, opened & blob, table_fine, origin, level, white, white_table)
+
+    def _fit_one(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
+                 blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
+                 white: np.ndarray, white_table: float) -> Block | None:
+        x0, y0 = origin
+        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
         # Start from the top face where it stands out, else from the whole silhouette (a black
         # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
         # light table differs by ten times the threshold and would spread a pixel wider.
@@ -163,27 +176,85 @@ class BlockFinder:
             start = _rect_mm(silhouette, (x0, y0))
         if max(start.half_mm) * 2 > MAX_SIDE_MM or min(start.half_mm) * 2 < STUD_MM - 3:
             return None
-        # The image's scale across a brick changes by a thousandth: taken once, at its middle.
-        scale = view.px_per_mm(start.centre)
-        fit = fit_box(sample, start, view.foot_mm, view.camera_height_mm,
-                      lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), start_is_top=top is not None)
-        if fit is None or fit.height_mm >= max(fit.height_cost):
-            return None  # ran off the candidate, or taller than a stack of bricks: a hand, an arm
+        fit = _fit_box(view, sample, start, top is not None)
+        if fit is None:
+            return None
         footprint, studs = _snapped(fit.footprint)
-        iou = _silhouette_fit(blob, footprint, fit.top, (x0, y0))
+        iou = _silhouette_fit(blob, [(footprint, fit.top)], origin)
         if iou < MIN_SILHOUETTE_FIT:
             return None
-        top_bgr = _top_colour(image, view, fit.top)
+        seen = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
+        if seen is None:
+            return None
+        top_bgr, colour, colour_conf = seen
+        return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
+                     top_bgr)
+
+    def _top_seen(self, image: np.ndarray, view: TableView, fit: BoxFit, table_fine: np.ndarray,
+                  origin: tuple[float, float], level: float, white: np.ndarray, white_table: float
+                  ) -> tuple[np.ndarray, str, float] | None:
+        """A fitted top's colour (BGR), its name and confidence; None when it is skin or the table."""
+        samples = _top_samples(image, view, fit.top)
+        top_bgr = np.median(samples, axis=0)
         if looks_like_skin(top_bgr):
             return None
-        table_here = _table_at(table_fine, fit.top, (x0, y0))
-        if float(np.linalg.norm(top_bgr - table_here)) < level:
+        table_here = _table_at(table_fine, fit.top, origin)
+        contrast = float(np.linalg.norm(top_bgr - table_here))
+        if contrast < level:
             return None  # its "top" is the table: a gap between two walls, a hole in a castle
+        # A brick's top is one colour (its studs' highlights within half its contrast with the
+        # table); a box drawn over an L, or over a castle's ring and its yard, is not.
+        spread = max(18.0, 0.2 * float(np.linalg.norm(top_bgr)), 0.5 * contrast)
+        if np.mean(np.linalg.norm(samples - top_bgr, axis=1) <= spread) < TOP_ALIKE_SHARE:
+            return None
         light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
         relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         colour, colour_conf = classify_colour(relative, self.palette)
-        return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
-                     top_bgr)
+        return top_bgr, colour, colour_conf
+
+    def _fit_arms(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, blob: np.ndarray,
+                  table_fine: np.ndarray, origin: tuple[float, float], level: float, white: np.ndarray,
+                  white_table: float) -> list[Block]:
+        """A wall that turns, fitted arm by arm: the arms are the straight runs of its top face (or
+        of its outline where no top stands out), each fitted as a box whose profiles leave out
+        where the other arms join it; arms of one colour make one block, its footprint their union."""
+        top = _top_face(fine, blob)
+        arms = _arms(top if top is not None else blob, origin)
+        if not 2 <= len(arms) <= MAX_ARMS:
+            return []
+        parts: list[tuple[BoxFit, Rect, np.ndarray, str, float]] = []
+        for i, arm in enumerate(arms):
+            fit = _fit_box(view, sample, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
+            if fit is None:
+                return []
+            seen = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
+            if seen is None:
+                return []
+            parts.append((fit, _snapped(fit.footprint)[0]) + seen)
+        blocks = []
+        for colour in dict.fromkeys(p[3] for p in parts):
+            same = [p for p in parts if p[3] == colour]
+            iou = _silhouette_fit(blob, [(p[1], p[0].top) for p in same], origin)
+            if iou < MIN_SILHOUETTE_FIT * len(same) / len(parts):
+                return []  # the arms do not explain the wall
+            longest = max(same, key=lambda p: max(p[1].half_mm))
+            heights = sorted(p[0].height_mm for p in same)
+            blocks.append(Block(_union_outline([p[1] for p in same]), heights[len(heights) // 2], colour, iou,
+                                min(p[0].height_confidence for p in same), min(p[4] for p in same), None,
+                                longest[0], longest[2]))
+        return blocks
+
+
+def _fit_box(view: TableView, sample, start: Rect, start_is_top: bool, adjoining: tuple[Rect, ...] = ()
+             ) -> BoxFit | None:
+    """`fit_box` in this view; None when it ran off the candidate or is taller than a stack of
+    bricks (a hand, an arm)."""
+    # The image's scale across a brick changes by a thousandth: taken once, at its middle.
+    scale = view.px_per_mm(start.centre)
+    fit = fit_box(sample, start, view.foot_mm, view.camera_height_mm,
+                  lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), start_is_top=start_is_top,
+                  adjoining=adjoining)
+    return None if fit is None or fit.height_mm >= max(fit.height_cost) else fit
 
 
 def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup: Setup,
@@ -322,11 +393,17 @@ def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np
 
 
 def _compact(region: np.ndarray) -> bool:
-    """Could this coarse blob be a brick's: at least 6 mm across and filling half its rectangle
-    (not a printed line, not what is left around a masked mini)?"""
+    """Could this coarse blob be a brick's, or a wall's: at least 6 mm across and filling half its
+    rectangle, or 6 mm thick all along (an L, a U, a castle's ring), not a printed line, not what
+    is left around a masked mini?"""
     ys, xs = np.nonzero(region)
     (_, _), (w, h), _ = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
-    return min(w, h) + 1 >= 6.0 / COARSE_MM and len(xs) >= 0.5 * (w + 1) * (h + 1)
+    if min(w, h) + 1 < 6.0 / COARSE_MM:
+        return False
+    if len(xs) >= 0.5 * (w + 1) * (h + 1):
+        return True
+    thick = cv2.erode(np.pad(region.astype(np.uint8), 1), np.ones((3, 3), np.uint8))  # 6 mm wide where it survives
+    return np.count_nonzero(thick) >= 0.3 * len(xs)
 
 
 CHROMA_WEIGHT = 0.5
@@ -337,13 +414,18 @@ _EDGE_MATRIX = np.array([[0.114, 0.587, 0.299],
                          [0.5 * CHROMA_WEIGHT, -0.3313 * CHROMA_WEIGHT, -0.1687 * CHROMA_WEIGHT]], np.float32)
 
 
-def _top_colour(image: np.ndarray, view: TableView, top: Rect) -> np.ndarray:
-    """The median colour (BGR) of the top face's inside, 1 mm in from its edges."""
+def _top_samples(image: np.ndarray, view: TableView, top: Rect) -> np.ndarray:
+    """Colours (35, 3) BGR on a 7 x 5 grid over the top face's inside, 1 mm in from its edges."""
     halves = [max(h - 1.0, 0.3) for h in top.half_mm]
     ga = np.linspace(-halves[0], halves[0], 7)
     gb = np.linspace(-halves[1], halves[1], 5)
     pts = top.centre + ga[:, None, None] * top.axis + gb[None, :, None] * top.across
-    return np.median(view.sample(image, pts).reshape(-1, 3), axis=0)
+    return view.sample(image, pts).reshape(-1, 3)
+
+
+def _top_colour(image: np.ndarray, view: TableView, top: Rect) -> np.ndarray:
+    """The median colour (BGR) of the top face's inside."""
+    return np.median(_top_samples(image, view, top), axis=0)
 
 
 def _sampler(image: np.ndarray, view: TableView):
@@ -430,25 +512,95 @@ def _snapped(footprint: Rect) -> tuple[Rect, tuple[int, int] | None]:
     return rect, (max(studs), min(studs)) if len(studs) == 2 else None
 
 
-def _silhouette_fit(blob: np.ndarray, footprint: Rect, top: Rect, origin_mm: tuple[float, float]) -> float:
-    """How well a box explains a candidate: the smaller of the share of its top face the candidate
-    covers and the share of the candidate within 1.5 mm of the box's outline. (A wall may look
-    like the table, so it need not be covered; a candidate cut at a low threshold is a blurred
-    pixel or two wider than the box.)"""
-    def filled(points: np.ndarray) -> np.ndarray:
-        out = np.zeros_like(blob)
+def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[Rect, Rect]], origin_mm: tuple[float, float]) -> float:
+    """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
+    top faces the candidate covers and the share of the candidate within 1.5 mm of the boxes'
+    outlines. (A wall may look like the table, so it need not be covered; a candidate cut at a
+    low threshold is a blurred pixel or two wider than the box.)"""
+    def filled(points: np.ndarray, out: np.ndarray) -> np.ndarray:
         pts = ((points - origin_mm) / FINE_MM - 0.5) * 4
         cv2.fillConvexPoly(out, np.round(pts).astype(np.int32), 1, cv2.LINE_8, 2)
         return out
 
-    hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
+    near, face = np.zeros_like(blob), np.zeros_like(blob)
+    for footprint, top in boxes:
+        hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
+        filled(hull, near)
+        filled(Rect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5))).corners(),
+               face)
     grow = int(round(1.5 / FINE_MM))
-    near = cv2.dilate(filled(hull), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
-    inner = Rect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
-    face = filled(inner.corners())
+    near = cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
     covered = np.count_nonzero(face & blob) / max(np.count_nonzero(face), 1)
     explained = np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1)
     return float(min(covered, explained))
+
+
+MAX_ARMS = 8
+ARM_MIN_MM = 24.0  # an arm is a straight run at least this long, longer than a wall is thick
+
+
+def _arms(mask: np.ndarray, origin_mm: tuple[float, float]) -> list[Rect]:
+    """The straight arms of a wall's top (or outline) seen from above: turned square to its
+    enclosing rectangle, the runs at least ARM_MIN_MM long along either axis, each component's
+    box. Where arms meet, both take the corner."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) < 10:
+        return []
+    pts = np.stack([xs, ys], axis=1).astype(np.float32)
+    (cx, cy), _, angle = cv2.minAreaRect(pts)
+    size = int(np.ceil(np.hypot(*mask.shape))) + 4
+    turn = cv2.getRotationMatrix2D((cx, cy), angle, 1.0)
+    turn[:, 2] += (size / 2 - cx, size / 2 - cy)
+    upright = cv2.warpAffine(mask, turn, (size, size), flags=cv2.INTER_NEAREST)
+    back = cv2.invertAffineTransform(turn)
+    run = int(round(ARM_MIN_MM / FINE_MM))
+    arms = []
+    for kernel in (np.ones((1, run), np.uint8), np.ones((run, 1), np.uint8)):
+        kept = cv2.morphologyEx(upright, cv2.MORPH_OPEN, kernel)
+        count, _, stats, _ = cv2.connectedComponentsWithStats(kept, connectivity=4)
+        for x, y, w, h, area in stats[1:]:
+            if area * FINE_MM ** 2 < MIN_AREA_MM2:
+                continue
+            corners = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], float) - 0.5
+            on_mask = corners @ back[:, :2].T + back[:, 2]
+            arms.append(Rect.from_quad((on_mask + 0.5) * FINE_MM + np.asarray(origin_mm)))
+    return arms
+
+
+def _union_outline(footprints: list[Rect]) -> np.ndarray:
+    """The outline (N, 2), counter-clockwise, of rectangles that overlap or touch: drawn at 0.25 mm
+    and traced, corners kept to within 0.3 mm. A yard they enclose (a castle's ring) stays out:
+    its outline is joined to the outer one by a cut of no width, so the polygon is still one."""
+    corners = np.concatenate([f.corners() for f in footprints])
+    lo = corners.min(axis=0) - 2.0
+    step = 0.25
+    size = np.ceil((corners.max(axis=0) + 2.0 - lo) / step).astype(int)
+    canvas = np.zeros((size[1], size[0]), np.uint8)
+    for f in footprints:
+        cv2.fillConvexPoly(canvas, np.round((f.corners() - lo) / step * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+    canvas = cv2.morphologyEx(canvas, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))  # bricks 0.2 mm apart touch
+    contours, hierarchy = cv2.findContours(canvas, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_NONE)
+
+    def simplified(contour: np.ndarray, clockwise: bool) -> np.ndarray:
+        poly = cv2.approxPolyDP(contour, 0.3 / step, True).reshape(-1, 2).astype(float) * step + lo
+        return poly[::-1] if (_signed_area(poly) < 0) != clockwise else poly
+
+    outer_index = max((i for i in range(len(contours)) if hierarchy[0][i][3] < 0),
+                      key=lambda i: cv2.contourArea(contours[i]))
+    poly = simplified(contours[outer_index], clockwise=False)
+    for i, contour in enumerate(contours):
+        if hierarchy[0][i][3] != outer_index or cv2.contourArea(contour) * step ** 2 < MIN_AREA_MM2:
+            continue
+        hole = simplified(contour, clockwise=True)
+        gaps = np.linalg.norm(poly[:, None] - hole[None], axis=2)
+        a, b = np.unravel_index(int(np.argmin(gaps)), gaps.shape)
+        poly = np.concatenate([poly[:a + 1], np.roll(hole, -b, axis=0), hole[b:b + 1], poly[a:]])
+    return poly
+
+
+def _signed_area(poly: np.ndarray) -> float:
+    x, y = poly[:, 0], poly[:, 1]
+    return float(0.5 * (x @ np.roll(y, -1) - y @ np.roll(x, -1)))
 
 
 def _table_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> np.ndarray:

@@ -159,6 +159,7 @@ class SideProfile:
     lines: np.ndarray  # (K, N, C) the profiles
     sigma_mm: float  # edge blur on the table plane, across this side
     px_per_mm: float
+    blocked: tuple[tuple[float, float], ...] = ()  # runs of t where another part of a wall adjoins
 
     @property
     def near(self) -> bool:
@@ -189,7 +190,7 @@ def wall_width_mm(foot_distance_mm: float, height_mm: float | np.ndarray, camera
 
 def _sample_sides(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: float,
                   px_per_mm: Callable[[np.ndarray, np.ndarray], float], max_height_mm: float,
-                  from_top: bool = False) -> list[SideProfile]:
+                  from_top: bool = False, adjoining: tuple[Rect, ...] = ()) -> list[SideProfile]:
     grids, meta = [], []
     for normal, along, offset, half_len in rect.sides():
         line_point = rect.centre + normal * offset
@@ -206,16 +207,47 @@ def _sample_sides(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_m
         count = max(3, int(2 * half_len / T_STEP_MM) + 1)
         t = np.linspace(-half_len, half_len, count)
         grids.append(line_point + normal * u[None, :, None] + along * t[:, None, None])
-        meta.append((normal, along, foot_d, u, t, px_per_mm(line_point, normal)))
+        blocked = tuple(_adjoining_run(r, line_point, normal, along, float(u[-1])) for r in adjoining)
+        meta.append((normal, along, foot_d, u, t, px_per_mm(line_point, normal),
+                     tuple(b for b in blocked if b is not None)))
     flat = np.concatenate([g.reshape(-1, 2) for g in grids])
     colours = sample(flat[None])[0]
     out, start = [], 0
-    for g, (normal, along, foot_d, u, t, ppm) in zip(grids, meta):
+    for g, (normal, along, foot_d, u, t, ppm, blocked) in zip(grids, meta):
         k, n = g.shape[:2]
         lines = colours[start:start + k * n].reshape(k, n, -1).astype(np.float64)
         start += k * n
-        out.append(SideProfile(normal, along, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm))
+        out.append(SideProfile(normal, along, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm, blocked))
     return out
+
+
+ADJOIN_MARGIN_MM = 2.0  # another part's wall and blur reach this far past its top face
+
+
+def _adjoining_run(other: Rect, line_point: np.ndarray, normal: np.ndarray, along: np.ndarray,
+                   u_out: float) -> tuple[float, float] | None:
+    """The run of t along a side whose profiles (out to u_out) cross another part of the same
+    wall (its top face's rectangle), or None when it does not reach past the side."""
+    rel = other.corners() - line_point
+    across, t = rel @ normal, rel @ along
+    if across.max() <= ADJOIN_MARGIN_MM / 2 or across.min() >= u_out + ADJOIN_MARGIN_MM:
+        return None
+    return float(t.min()) - ADJOIN_MARGIN_MM, float(t.max()) + ADJOIN_MARGIN_MM
+
+
+def _clear_of(lo: np.ndarray, hi: np.ndarray, blocked: tuple[tuple[float, float], ...]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the longest part of [lo, hi] outside every blocked run (the middle when none is)."""
+    lo, hi = lo.copy(), hi.copy()
+    for r in range(len(lo)):
+        pieces = [(float(lo[r]), float(hi[r]))]
+        for b0, b1 in blocked:
+            pieces = [q for a0, a1 in pieces for q in ((a0, min(a1, b0)), (max(a0, b1), a1)) if q[1] > q[0]]
+        if pieces:
+            lo[r], hi[r] = max(pieces, key=lambda q: q[1] - q[0])
+        else:
+            lo[r] = hi[r] = (lo[r] + hi[r]) / 2
+    return lo, hi
 
 
 def _edges(side: SideProfile, deltas: np.ndarray, widths: np.ndarray, from_top: bool) -> np.ndarray:
@@ -249,6 +281,8 @@ def _spans(rect: Rect, side: SideProfile, foot: np.ndarray, heights: np.ndarray,
         foot_centre = (foot + ratio[:, None] * (centres - foot) - rect.centre) @ side.along
         lo = np.maximum(lo, foot_centre - half * ratio + margin_mm)
         hi = np.minimum(hi, foot_centre + half * ratio - margin_mm)
+    if side.blocked:
+        lo, hi = _clear_of(lo, hi, side.blocked)
     return np.stack([lo, hi], axis=1)
 
 
@@ -394,9 +428,10 @@ def top_face(silhouette: Rect, foot_mm: np.ndarray, height_mm: float, camera_hei
 
 
 def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: float, px_per_mm, heights: np.ndarray,
-            deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0):
+            deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0, adjoining: tuple[Rect, ...] = ()):
     # Profiles reach across the widest wall among the heights asked about (and no further).
-    sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()) + PLATE_MM, from_top)
+    sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()) + PLATE_MM, from_top,
+                          adjoining)
     faces = None if from_top else top_faces(rect, foot, heights, camera_height_mm)
     fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top, faces) for s in sides]
     cost = np.sum([f[0] for f in fits], axis=0) * wall_weight
@@ -407,9 +442,10 @@ def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: flo
 
 def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm: float,
             px_per_mm: Callable[[np.ndarray, np.ndarray], float], heights_mm: tuple[float, ...] = HEIGHTS_MM,
-            start_is_top: bool = False) -> BoxFit | None:
+            start_is_top: bool = False, adjoining: tuple[Rect, ...] = ()) -> BoxFit | None:
     """Fit a brick whose silhouette on the table plane, boxed in a rectangle, is near `start`
-    (or whose top face is, with `start_is_top`)."""
+    (or whose top face is, with `start_is_top`). `adjoining`: the top faces of other parts of the
+    same wall (an L, a U, a ring): profiles that cross them are left out."""
     heights = np.asarray(heights_mm, float)
     foot = np.asarray(foot_mm, float)
     wide, narrow = np.arange(-1.6, 1.6 + 1e-9, 0.2), np.arange(-0.4, 0.4 + 1e-9, 0.1)
@@ -435,19 +471,19 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
     # and the height chosen again. (A pass re-placing the sides at the same height in between
     # changed no figure of `bench vision --seed 1` and cost a fifth of the time.)
     sides, fits, cost = _assess(sample, start, foot, camera_height_mm, px_per_mm, heights, wide, start_is_top,
-                                WALL_WEIGHT_FIT)
+                                WALL_WEIGHT_FIT, adjoining)
     rect = refine(start, sides, fits, cost, heights, start_is_top)
     placed_for = float(heights[int(np.argmin(cost))])
     for attempt in range(2):
         if rect is None:
             return None
         sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, heights, narrow,
-                                    wall_weight=WALL_WEIGHT_HEIGHT)
+                                    wall_weight=WALL_WEIGHT_HEIGHT, adjoining=adjoining)
         settled = float(heights[int(np.argmin(cost))])
         if attempt == 1 or abs(settled - placed_for) <= PLATE_MM + 1e-6:
             break  # a plate moves a wall by a few tenths of a mm: the edges stand
         only = np.array([settled])
-        sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, only, narrow)
+        sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, only, narrow, adjoining=adjoining)
         rect = refine(rect, sides, fits, cost, only, False)
         placed_for = settled
     best = int(np.argmin(cost))

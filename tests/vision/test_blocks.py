@@ -11,8 +11,10 @@ import pytest
 from companion.bench.blockscore import BlockScore, Reported, plain_blocks, polygon_iou
 from companion.setup_file import setup_to_toml
 from companion.synth.render import Renderer
-from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand
-from companion.vision.blocks import BlockFinder, to_block_states
+from companion.rules.geometry import point_in_polygon
+from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
+from companion.vision.blocks import BlockFinder, _arms, _union_outline, to_block_states
+from companion.vision.boxfit import Rect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
 from companion.vision.pipeline import BLOCKS_NOT_SEEN, Locator
 from companion.vision.tableview import TableView
@@ -117,6 +119,50 @@ def test_polygon_iou():
     assert polygon_iou(square, square) == pytest.approx(1.0, abs=0.01)
     assert polygon_iou(square, square + [5, 0]) == pytest.approx(1 / 3, abs=0.02)
     assert polygon_iou(square, square + [20, 0]) == 0.0
+    # a wall's bricks against one polygon for all of them
+    assert polygon_iou([square, square + [10, 0]], np.array([[0, 0], [20, 0], [20, 10], [0, 10]], float)) \
+        == pytest.approx(1.0, abs=0.01)
+
+
+def _wall_scene(kind: str, colour: str):
+    """Scene 3 with one wall that turns (two bricks high) at a spot clear of its minis."""
+    base, _ = rendered(3)
+    taken = [(m.x_mm, m.y_mm) for m in base.minis] + [(a.x_mm, a.y_mm) for a in base.anchors]
+    spots = [(x, y) for x in range(250, 951, 25) for y in range(200, 601, 25)
+             if all(np.hypot(x - tx, y - ty) > 110 for tx, ty in taken)]
+    x, y = spots[len(spots) // 2]
+    bricks = wall_bricks(kind, x, y, 25.0, 19.2, colour)
+    return replace(base, bricks=bricks, walls=(tuple(range(len(bricks))),)), (x, y)
+
+
+@pytest.mark.parametrize("kind, colour", [("L", "blue"), ("ring", "white")])
+def test_a_wall_that_turns_is_one_block_with_its_outline(kind, colour):
+    scene, (x, y) = _wall_scene(kind, colour)
+    blocks = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+    assert len(blocks) == 1
+    wall = blocks[0]
+    assert len(wall.footprint_mm) > 4  # a polygon, not a rectangle over the corner
+    assert polygon_iou([b.footprint_mm() for b in scene.bricks], wall.footprint_mm) > 0.9
+    assert abs(wall.height_mm - 19.2) <= 4.8 and wall.color == colour
+    if kind == "ring":  # the yard is not wall: a mini standing in it is not on the block
+        assert not point_in_polygon((x, y), [tuple(p) for p in wall.footprint_mm])
+        assert point_in_polygon(tuple(scene.bricks[0].footprint_mm().mean(axis=0)), [tuple(p) for p in wall.footprint_mm])
+
+
+def test_a_ring_outline_keeps_its_yard_out_and_arms_take_their_corner():
+    ring = [Rect(np.array(c, float), np.array([1.0, 0.0]), h) for c, h in
+            (((0, 40), (40, 8)), ((0, -40), (40, 8)), ((-32, 0), (8, 32)), ((32, 0), (8, 32)))]
+    outline = [tuple(p) for p in _union_outline(ring)]
+    assert not point_in_polygon((0.0, 0.0), outline)
+    assert point_in_polygon((0.0, 40.0), outline) and point_in_polygon((-32.0, 0.0), outline)
+    # an L painted at 0.5 mm a pixel: two arms, each the whole run including the corner
+    mask = np.zeros((120, 160), np.uint8)
+    mask[20:52, 10:138] = 1  # 64 x 16 mm
+    mask[20:116, 106:138] = 1  # 16 x 48 mm
+    arms = sorted(_arms(mask, (0.0, 0.0)), key=lambda r: -max(r.half_mm))
+    assert len(arms) == 2
+    assert sorted(arms[0].half_mm) == pytest.approx([8.0, 32.0], abs=0.6)
+    assert sorted(arms[1].half_mm) == pytest.approx([8.0, 24.0], abs=0.6)
 
 
 @pytest.mark.slow

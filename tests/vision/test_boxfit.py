@@ -117,3 +117,17 @@ def test_a_painted_brick_gives_back_its_footprint_and_height(height_mm):
     assert fit.height_mm == pytest.approx(height_mm, abs=PLATE_MM / 2)
     assert np.abs(fit.footprint.corners() - footprint.corners()).max() < 0.5
     assert fit.height_confidence > 0.9
+
+
+def test_profiles_that_cross_an_adjoining_part_of_a_wall_are_left_out():
+    from companion.vision.boxfit import _adjoining_run, _clear_of
+
+    # a side along x at y = 8 (outward +y), t from its middle; another arm stands on it at x 16..32
+    other = Rect(np.array([24.0, 32.0]), np.array([0.0, 1.0]), (24.0, 8.0))
+    run = _adjoining_run(other, np.array([0.0, 8.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0]), 4.0)
+    assert run == pytest.approx((14.0, 34.0))
+    # an arm behind the side (flush with it, on the inside) does not block it
+    assert _adjoining_run(Rect(np.array([0.0, 0.0]), np.array([1.0, 0.0]), (8.0, 8.0)), np.array([0.0, 8.0]),
+                          np.array([0.0, 1.0]), np.array([1.0, 0.0]), 4.0) is None
+    lo, hi = _clear_of(np.array([-31.0, -20.0]), np.array([31.0, 20.0]), (run,))
+    assert list(lo) == [-31.0, -20.0] and list(hi) == [14.0, 14.0]  # the longer clear piece
