@@ -2,15 +2,17 @@
 
 1. Candidates: the table is resampled from straight above at 2 mm a pixel and compared with the
    table without what stands on it (an empty-table frame when there is one, else a median over
-   ~60 mm, which a brick never fills, taken twice: the second time with what the first found
-   painted over); minis, marker cards and anchors (known from their markers) are masked out; what
-   differs and is big and compact enough is a candidate.
+   ~60 mm, which a brick never fills, taken a second time with what the first found painted over
+   where that crowds a window); minis, marker cards and anchors (known from their markers) are
+   masked out; what differs and is big and compact (or thick all along) enough is a candidate.
 2. Each candidate is cut out at 0.5 mm a pixel; its brightest uniform part is the top face (lit
    from above) when one stands out, else the candidate's own outline is the silhouette; that
    rectangle starts the box fit of `boxfit`, done on the camera image itself at sub-pixel steps.
-3. A fit is a block when it explains the candidate's outline, its top is not skin nor the table's
-   own colour, and it is no taller than a stack of bricks; its colour is named against the
-   anchors' white paper.
+3. A fit is a block when it explains the candidate's outline, its top is one colour, not skin
+   nor the table's own, and it is no taller than a stack of bricks; its colour is named against
+   the anchors' white paper.
+4. A candidate no one box explains may be a wall that turns: its straight arms are fitted as boxes
+   that leave out where the others join them, and arms of one colour are one block, their union.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 class Block:
     """One block, in table mm, with the reasons for its confidence."""
 
-    footprint_mm: np.ndarray  # (4, 2) counter-clockwise
+    footprint_mm: np.ndarray  # (N, 2) counter-clockwise: a brick's four corners, or a wall's outline
     height_mm: float
     color: str
     silhouette_fit: float  # how well the fitted box explains the candidate's outline (`_silhouette_fit`)
@@ -193,7 +195,8 @@ class BlockFinder:
     def _top_seen(self, image: np.ndarray, view: TableView, fit: BoxFit, table_fine: np.ndarray,
                   origin: tuple[float, float], level: float, white: np.ndarray, white_table: float
                   ) -> tuple[np.ndarray, str, float] | None:
-        """A fitted top's colour (BGR), its name and confidence; None when it is skin or the table."""
+        """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
+        not one colour."""
         samples = _top_samples(image, view, fit.top)
         top_bgr = np.median(samples, axis=0)
         if looks_like_skin(top_bgr):

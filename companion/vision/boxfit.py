@@ -43,7 +43,6 @@ T_STEP_MM = 0.9  # profile lines along a side
 WALL_WEIGHT_FIT = 1.0
 WALL_WEIGHT_HEIGHT = 0.1
 WALL_SHADE = (0.2, 1.2)  # a wall's brightness relative to its top's, under any ordinary light
-CONVERGED_MM = 0.3  # a pass that moves no corner further than this ends the geometry passes
 COMMON_SPAN_MM = 3.0  # shortest run of lines that serves every height
 NOISE_FLOOR = 3.0  # 8-bit levels: a profile fitted better than this is fitted to its noise
 
