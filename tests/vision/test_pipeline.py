@@ -79,3 +79,18 @@ def test_state_json_round_trip(standard_scene):
         assert {"id", "x_mm", "y_mm", "z_mm", "heading_deg"} <= set(mini)
     again = TableState.from_json(data)
     assert [(m.id, round(m.x_mm, 3)) for m in again.minis] == [(m.id, round(m.x_mm, 3)) for m in state.minis]
+
+
+def test_the_quick_first_pass_finds_what_the_full_search_finds():
+    """The locator stops after its first marker pass once every listed marker is in it; on a
+    standard frame and on a hard one that leaves out nothing the full search would have found."""
+    from companion.vision.markers import detect, to_gray
+
+    for scene, image in (rendered(101), rendered(5, "hard")):
+        locator = Locator(scene.setup(), blocks=False)
+        camera, _ = locator.camera(image.shape[1], image.shape[0])
+        gray = to_gray(image)
+        full = set(detect(gray, camera, scene.dictionary).ids.tolist())
+        listed = frozenset(m.id for m in scene.minis) | frozenset(a.id for a in scene.anchors)
+        assert set(detect(gray, camera, scene.dictionary, expected=listed).ids.tolist()) == full
+        assert {m.id for m in locator.analyse(image).state.minis} == full - {a.id for a in scene.anchors}
