@@ -246,6 +246,17 @@ def _free(x: float, y: float, r: float, taken: list[tuple[float, float, float]])
     return all(math.hypot(x - tx, y - ty) > r + tr for tx, ty, tr in taken)
 
 
+def _spot(rng: np.random.Generator, table: TableSpec, margin_mm: float, radius_mm: float,
+          taken: list[tuple[float, float, float]], tries: int = 200) -> tuple[float, float]:
+    """A random place `margin_mm` in from the table's edges, `radius_mm` clear of what is taken
+    (the last one tried when none is)."""
+    for _ in range(tries):
+        x, y = rng.uniform(margin_mm, table.width_mm - margin_mm), rng.uniform(margin_mm, table.depth_mm - margin_mm)
+        if _free(x, y, radius_mm, taken):
+            break
+    return x, y
+
+
 def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks: int = 8,
                  n_hands: int = 0, table: TableSpec | None = None, surface: str | None = None,
                  width_px: int = 1920, height_px: int = 1080, n_walls: int = 0) -> Scene:
@@ -265,10 +276,7 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
         marker = float(rng.uniform(*lv.marker_mm))
         base = float(rng.choice([25.0, 25.0, 32.0, 40.0]))
         radius = max(base / 2, marker * 8 / 6 * 0.72) + 6
-        for _ in range(200):
-            x, y = rng.uniform(60, table.width_mm - 60), rng.uniform(60, table.depth_mm - 60)
-            if _free(x, y, radius, taken):
-                break
+        x, y = _spot(rng, table, 60.0, radius, taken)
         taken.append((x, y, radius))
         minis.append(SynthMini(id=int(marker_id), x_mm=float(x), y_mm=float(y), z_mm=float(rng.uniform(0.5, 50.0)),
                                heading_deg=float(rng.uniform(0, 360)), marker_mm=marker, base_mm=base,
@@ -281,10 +289,7 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
         plate = rng.random() < 0.15
         h = PLATE_MM * layers if plate else BRICK_MM * layers
         r = math.hypot(long, short) * 4 + 4
-        for _ in range(200):
-            x, y = rng.uniform(80, table.width_mm - 80), rng.uniform(80, table.depth_mm - 80)
-            if _free(x, y, r, taken):
-                break
+        x, y = _spot(rng, table, 80.0, r, taken)
         taken.append((x, y, r))
         bricks.append(SynthBrick(float(x), float(y), float(rng.uniform(0, 180)), long, short, 0.0, h,
                                  colours[rng.integers(len(colours))]))
@@ -296,10 +301,7 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
     walls_rng = np.random.default_rng([seed, 7])  # its own stream: the rest of the scene stays as it was
     walls = []
     for _ in range(n_walls):
-        for _ in range(400):
-            x, y = walls_rng.uniform(150, table.width_mm - 150), walls_rng.uniform(150, table.depth_mm - 150)
-            if _free(x, y, 75.0, taken):
-                break
+        x, y = _spot(walls_rng, table, 150.0, 75.0, taken, tries=400)
         taken.append((x, y, 75.0))
         kind = WALL_KINDS[walls_rng.integers(len(WALL_KINDS))]
         height = BRICK_MM * int(walls_rng.integers(1, 3))

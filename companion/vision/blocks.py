@@ -34,6 +34,8 @@ from companion.vision.tableview import TableView, window_size
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
 TABLE_WINDOW_MM = 60.0  # the local table: a median over this (a 2x4 brick fills under half of it)
+TABLE_SCALE = 4  # the local table is taken at COARSE_MM x this (8 mm a pixel)
+TABLE_WINDOW_PX = int(TABLE_WINDOW_MM / (TABLE_SCALE * COARSE_MM)) | 1
 MIN_AREA_MM2 = 100.0  # a 1x2 plate seen from above is 7.8 x 15.8 mm
 MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
@@ -42,6 +44,10 @@ SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
+
+
+# A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
+_BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
 
 
 @dataclass(frozen=True)
@@ -146,9 +152,7 @@ class BlockFinder:
         near[pad:pad + grown.shape[0], pad:pad + grown.shape[1]] = grown[:h_px - pad, :w_px - pad]
         # Grown by 6 mm: the coarse search's closing drops a dark wall narrower than that.
         blob &= cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (25, 25)))
-        # A 6.5 mm disc fits in any brick (7.8 mm wide at least), not in a printed line touching it.
-        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
-        opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, disc)
+        opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
         blob = _filled(opened)
         if blob is None:
             return []
@@ -163,7 +167,6 @@ class BlockFinder:
                  blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
                  white: np.ndarray, white_table: float) -> Block | None:
         x0, y0 = origin
-        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
         # Start from the top face where it stands out, else from the whole silhouette (a black
         # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
         # light table differs by ten times the threshold and would spread a pixel wider.
@@ -172,7 +175,7 @@ class BlockFinder:
             start = _rect_mm(top, (x0, y0))
         else:
             half = max(level, 0.5 * float(np.median(diff[blob > 0])))
-            silhouette = _filled(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, disc))
+            silhouette = _filled(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, _BRICK_DISC))
             if silhouette is None:
                 return None
             start = _rect_mm(silhouette, (x0, y0))
@@ -225,7 +228,7 @@ class BlockFinder:
         arms = _arms(top if top is not None else blob, origin)
         if not 2 <= len(arms) <= MAX_ARMS:
             return []
-        parts: list[tuple[BoxFit, Rect, np.ndarray, str, float]] = []
+        parts: list[_Arm] = []
         for i, arm in enumerate(arms):
             fit = _fit_box(view, sample, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
             if fit is None:
@@ -233,19 +236,30 @@ class BlockFinder:
             seen = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
             if seen is None:
                 return []
-            parts.append((fit, _snapped(fit.footprint)[0]) + seen)
+            parts.append(_Arm(fit, _snapped(fit.footprint)[0], *seen))
         blocks = []
-        for colour in dict.fromkeys(p[3] for p in parts):
-            same = [p for p in parts if p[3] == colour]
-            iou = _silhouette_fit(blob, [(p[1], p[0].top) for p in same], origin)
+        for colour in dict.fromkeys(p.colour for p in parts):
+            same = [p for p in parts if p.colour == colour]
+            iou = _silhouette_fit(blob, [(p.footprint, p.fit.top) for p in same], origin)
             if iou < MIN_SILHOUETTE_FIT * len(same) / len(parts):
                 return []  # the arms do not explain the wall
-            longest = max(same, key=lambda p: max(p[1].half_mm))
-            heights = sorted(p[0].height_mm for p in same)
-            blocks.append(Block(_union_outline([p[1] for p in same]), heights[len(heights) // 2], colour, iou,
-                                min(p[0].height_confidence for p in same), min(p[4] for p in same), None,
-                                longest[0], longest[2]))
+            longest = max(same, key=lambda p: max(p.footprint.half_mm))
+            heights = sorted(p.fit.height_mm for p in same)
+            blocks.append(Block(_union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
+                                min(p.fit.height_confidence for p in same), min(p.colour_confidence for p in same),
+                                None, longest.fit, longest.top_bgr))
         return blocks
+
+
+@dataclass(frozen=True)
+class _Arm:
+    """One straight arm of a wall that turns, as fitted."""
+
+    fit: BoxFit
+    footprint: Rect  # snapped
+    top_bgr: np.ndarray
+    colour: str
+    colour_confidence: float
 
 
 def _fit_box(view: TableView, sample, start: Rect, start_is_top: bool, adjoining: tuple[Rect, ...] = ()
@@ -294,18 +308,17 @@ def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarr
     if exclude is not None and exclude.any():
         grown = cv2.dilate(exclude, np.ones((5, 5), np.uint8))
         view = cv2.inpaint(view, grown, 3, cv2.INPAINT_TELEA)
-    small = cv2.resize(view, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)  # 8 mm a pixel
-    size = int(TABLE_WINDOW_MM / (4 * COARSE_MM)) | 1
-    med = cv2.medianBlur(small, size)
+    small = cv2.resize(view, None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE, interpolation=cv2.INTER_AREA)
+    med = cv2.medianBlur(small, TABLE_WINDOW_PX)
     med = cv2.GaussianBlur(med, (0, 0), 1.0)
     return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
 
 
 def crowded(mask: np.ndarray) -> bool:
     """Whether what was found covers over CROWDED_SHARE of some TABLE_WINDOW_MM window."""
-    small = cv2.resize(mask.astype(np.float32), None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
-    size = int(TABLE_WINDOW_MM / (4 * COARSE_MM)) | 1
-    return float(cv2.blur(small, (size, size)).max()) > CROWDED_SHARE
+    small = cv2.resize(mask.astype(np.float32), None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE,
+                       interpolation=cv2.INTER_AREA)
+    return float(cv2.blur(small, (TABLE_WINDOW_PX, TABLE_WINDOW_PX)).max()) > CROWDED_SHARE
 
 
 def colour_distance(view: np.ndarray, table: np.ndarray, blur_px: float) -> np.ndarray:
@@ -586,7 +599,7 @@ def _union_outline(footprints: list[Rect]) -> np.ndarray:
 
     def simplified(contour: np.ndarray, clockwise: bool) -> np.ndarray:
         poly = cv2.approxPolyDP(contour, 0.3 / step, True).reshape(-1, 2).astype(float) * step + lo
-        return poly[::-1] if (_signed_area(poly) < 0) != clockwise else poly
+        return poly[::-1] if (cv2.contourArea(poly.astype(np.float32), oriented=True) < 0) != clockwise else poly
 
     outer_index = max((i for i in range(len(contours)) if hierarchy[0][i][3] < 0),
                       key=lambda i: cv2.contourArea(contours[i]))
@@ -599,11 +612,6 @@ def _union_outline(footprints: list[Rect]) -> np.ndarray:
         a, b = np.unravel_index(int(np.argmin(gaps)), gaps.shape)
         poly = np.concatenate([poly[:a + 1], np.roll(hole, -b, axis=0), hole[b:b + 1], poly[a:]])
     return poly
-
-
-def _signed_area(poly: np.ndarray) -> float:
-    x, y = poly[:, 0], poly[:, 1]
-    return float(0.5 * (x @ np.roll(y, -1) - y @ np.roll(x, -1)))
 
 
 def _table_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> np.ndarray:
