@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from companion.errors import CompanionError, InputError
+from companion.synth import RENDERERS
 
 
 def _progress(enabled: bool) -> Callable[[int, int], None] | None:
@@ -605,19 +606,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_synth(args: argparse.Namespace) -> int:
     from companion.files import write_image_atomic, write_text_atomic
     from companion.setup_file import setup_to_toml
-    from companion.synth.render import Renderer
-    from companion.synth.scene import random_scene, scene_truth
+    from companion.synth.scene import scene_truth
+    from companion.synth.worlds import Camera, bench_scene
 
     out = Path(args.out)
-    renderer = Renderer()
+    camera = Camera(args.renderer)
     written = []
+    progress = _progress(not args.json)
     for k in range(args.scenes):
-        scene = random_scene(args.seed * 100003 + k, args.level, n_hands=args.hands)
+        scene = bench_scene(args.renderer, args.seed * 100003 + k, args.level, n_hands=args.hands)
         stem = f"scene_{k:03d}"
-        write_image_atomic(out / f"{stem}.png", renderer.render(scene))
+        write_image_atomic(out / f"{stem}.png", camera.render(scene))
         write_text_atomic(out / f"{stem}.toml", setup_to_toml(scene.setup(path=str(out / f"{stem}.toml"))))
         write_text_atomic(out / f"{stem}.truth.json", json.dumps(scene_truth(scene), indent=1))
         written.append(stem)
+        if progress:
+            progress(k + 1, args.scenes)
     if args.json:
         _print_json({"out": str(out), "scenes": written})
     else:
@@ -643,7 +647,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
 
         cv2.setNumThreads(args.threads)
     return _report(args, vision.run(args.scenes, args.seed, args.level, args.hands, progress=_progress(not args.json),
-                                    walls=args.walls), vision.format_table)
+                                    walls=args.walls, renderer=args.renderer), vision.format_table)
 
 
 def cmd_bench_rules(args: argparse.Namespace) -> int:
@@ -899,6 +903,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--level", choices=["standard", "hard"], default="standard")
     p.add_argument("--hands", type=int, default=0, help="hands over the table per scene")
+    p.add_argument("--renderer", choices=RENDERERS, default="plain",
+                   help="plain (the ray-caster), raycast (its camera and light randomised) or pbr (path traced, "
+                        "Mitsuba 3: the optional extra '.[pbr]')")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_synth)
 
@@ -919,6 +926,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--walls", type=int, default=0,
                            help="walls that turn (L, U, T, castle rings of touching bricks) in every scene")
             p.add_argument("--threads", type=int, help="OpenCV's threads (1: the one-core figure; default: OpenCV's)")
+            p.add_argument("--renderer", choices=RENDERERS, default="raycast",
+                           help="the synthetic camera: raycast (the ray-caster, camera and light randomised), pbr "
+                                "(path traced with Mitsuba 3, the optional extra; frames cached), plain (the "
+                                "ray-caster unrandomised)")
     p = bsub.add_parser("web", help="20 phones and an MJPEG viewer against the real server: latency, frame delay")
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--phones", type=int, default=20)

@@ -18,8 +18,8 @@ import cv2
 import numpy as np
 
 from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, Reported, timed_plain
-from companion.synth.render import Renderer
-from companion.synth.scene import Scene, random_scene
+from companion.synth.scene import Scene
+from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import BlockFinder
 from companion.vision.markers import dictionary
 from companion.vision.pipeline import Locator
@@ -111,13 +111,14 @@ def plain_opencv(image: np.ndarray, scene: Scene) -> tuple[dict[int, tuple[float
     return located, others
 
 
-def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None, walls: int = 0) -> dict:
-    renderer = Renderer()
+def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None, walls: int = 0,
+        renderer: str = "raycast") -> dict:
+    camera_of_scene = Camera(renderer)
     scores = [Score("pipeline"), Score("pipeline, image only"), Score("plain OpenCV")]
     block_scores = [BlockScore("pipeline"), BlockScore("plain (HSV + minAreaRect)")]
     for k in range(scenes):
-        scene = random_scene(seed * 100003 + k, level, n_hands=hands, n_walls=walls)
-        image = renderer.render(scene)
+        scene = bench_scene(renderer, seed * 100003 + k, level, n_hands=hands, n_walls=walls)
+        image = camera_of_scene.render(scene)
         for score, setup in ((scores[0], scene.setup()), (scores[1], scene.setup(roster_heights=False))):
             locator = Locator(setup, blocks=False)
             start = time.perf_counter()
@@ -147,7 +148,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
         scores[2].add(scene, located, others, (time.perf_counter() - start) * 1000)
         if progress:
             progress(k + 1, scenes)
-    return {"level": level, "scenes": scenes, "seed": seed, "hands": hands, "walls": walls, "resolution": "1920x1080",
+    return {"renderer": renderer, "level": level, "scenes": scenes, "seed": seed, "hands": hands, "walls": walls, "resolution": "1920x1080",
             "threads": cv2.getNumThreads(), "minis": scores[0].expected, "methods": [s.summary() for s in scores],
             "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores]}
 
@@ -160,7 +161,7 @@ TARGETS = {
 
 def format_table(result: dict) -> str:
     cols = ["recall", "false_ids", "xy_mm_median", "xy_mm_p95", "z_mm_median", "z_mm_p95", "heading_deg_p95", "ms_per_frame"]
-    lines = [f"bench vision: {result['scenes']} {result['level']} scenes ({result['resolution']}, "
+    lines = [f"bench vision: {result['scenes']} {result['level']} scenes, {result['renderer']} camera ({result['resolution']}, "
              f"{result['minis']} minis, {result['blocks']} blocks"
              + (f" ({result['walls']} a scene walls that turn, each one block)" if result.get("walls") else "")
              + f", {result['hands']} hands a scene, seed {result['seed']}, "

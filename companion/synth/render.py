@@ -413,7 +413,9 @@ def render(scene: Scene, degrade: bool = True) -> np.ndarray:
 def degrade_image(img: np.ndarray, scene: Scene) -> np.ndarray:
     im = scene.imaging
     rng = np.random.default_rng((scene.texture_seed, scene.noise_seed))
-    if im.blur_sigma_px > 0:
+    if _camera_response_differs(im):
+        img = _camera_response(img, im)
+    elif im.blur_sigma_px > 0:
         img = cv2.GaussianBlur(img, (0, 0), im.blur_sigma_px)
     if im.noise_sigma > 0:
         img = img + rng.normal(0, im.noise_sigma, img.shape).astype(np.float32)
@@ -422,6 +424,59 @@ def degrade_image(img: np.ndarray, scene: Scene) -> np.ndarray:
         ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(im.jpeg_quality)])
         img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return img.astype(np.float32)
+
+
+def _camera_response_differs(im) -> bool:
+    return (im.gamma != 1.0 or im.exposure != 1.0 or tuple(im.light_rgb) != (1.0, 1.0, 1.0)
+            or im.blur_kernel != "gauss" or im.sharpen > 0)
+
+
+def srgb_to_linear(v: np.ndarray) -> np.ndarray:
+    return np.where(v <= 0.04045, v / 12.92, ((np.maximum(v, 0) + 0.055) / 1.055) ** 2.4)
+
+
+def linear_to_srgb(v: np.ndarray) -> np.ndarray:
+    v = np.clip(v, 0, 1)
+    return np.where(v <= 0.0031308, 12.92 * v, 1.055 * v ** (1 / 2.4) - 0.055)
+
+
+def encode(linear: np.ndarray, gamma: float) -> np.ndarray:
+    """Linear light (0-1) to display values with the camera's tone curve (gamma 0: sRGB)."""
+    return linear_to_srgb(linear) if gamma == 0 else np.clip(linear, 0, 1) ** (1 / gamma)
+
+
+def blur_kernel(kind: str, sigma_px: float, motion_deg: float = 0.0) -> np.ndarray:
+    """A point spread function of about `sigma_px` spread: a Gaussian, a defocus disc (radius 2
+    sigma) or a straight motion streak (4 sigma long), supersampled so sub-pixel sizes stay smooth."""
+    ss = 8
+    reach = int(math.ceil(3 * sigma_px)) + 1
+    n = 2 * reach + 1
+    g = (np.arange(n * ss) + 0.5) / ss - reach - 0.5  # pixel p's samples span [p - reach - 0.5, p - reach + 0.5)
+    x, y = np.meshgrid(g, g)
+    if kind == "disc":
+        k = (x * x + y * y <= (2 * sigma_px) ** 2).astype(np.float64)
+    elif kind == "motion":
+        c, s = math.cos(math.radians(motion_deg)), math.sin(math.radians(motion_deg))
+        along, across = x * c + y * s, -x * s + y * c
+        k = ((np.abs(along) <= 2 * sigma_px) & (np.abs(across) <= 0.5 / ss + 1e-9)).astype(np.float64)
+    else:
+        k = np.exp(-(x * x + y * y) / (2 * sigma_px ** 2))
+    k = k.reshape(n, ss, n, ss).sum(axis=(1, 3))
+    return (k / k.sum()).astype(np.float32)
+
+
+def _camera_response(img: np.ndarray, im) -> np.ndarray:
+    """Light, blur and tone curve as a camera applies them: the scene's values are display values
+    (decoded to linear light), the lens blurs linear light, then the tone curve and a sharpening."""
+    linear = srgb_to_linear(img / 255.0).astype(np.float32)
+    linear *= np.float32(im.exposure) * np.asarray(im.light_rgb, np.float32)[::-1]  # BGR
+    if im.blur_sigma_px > 0:
+        linear = cv2.filter2D(linear, -1, blur_kernel(im.blur_kernel, im.blur_sigma_px, im.motion_deg),
+                              borderType=cv2.BORDER_REPLICATE)
+    display = encode(linear, im.gamma).astype(np.float32)
+    if im.sharpen > 0:
+        display = display + np.float32(im.sharpen) * (display - cv2.GaussianBlur(display, (0, 0), 1.0))
+    return display * 255.0
 
 
 def _pixel_box(scene: Scene, prim: _Primitive) -> tuple[int, int, int, int] | None:

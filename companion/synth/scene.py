@@ -92,6 +92,15 @@ class Imaging:
     light_gradient: float = 0.25  # brightness falls by this fraction across the frame
     vignetting: float = 0.2
     supersample: int = 4
+    # How a real camera answers light (domain randomisation; the defaults are the plain renderer):
+    # the rendered values are taken as display values, decoded to linear light, lit, blurred there,
+    # then encoded with `gamma` (0: the sRGB curve; 1: linear, as the plain renderer does).
+    gamma: float = 1.0
+    exposure: float = 1.0  # gain in linear light (auto-exposure's error, a lamp switched on)
+    light_rgb: tuple[float, float, float] = (1.0, 1.0, 1.0)  # the light's colour after white balance
+    blur_kernel: str = "gauss"  # gauss | disc (defocus, radius 2 sigma) | motion (a line 4 sigma long)
+    motion_deg: float = 0.0  # the motion blur's direction in the image
+    sharpen: float = 0.0  # a webcam's unsharp mask in display values (halos at edges)
 
 
 @dataclass(frozen=True)
@@ -198,6 +207,37 @@ LEVELS = {
 }
 
 
+KELVIN_RANGE = (2700.0, 6500.0)
+
+
+def kelvin_rgb(kelvin: float) -> tuple[float, float, float]:
+    """A black body's colour in linear RGB, green 1 (Tanner Helland's fit of the CIE tables)."""
+    t = kelvin / 100.0
+    r = 255.0 if t <= 66 else 329.698727446 * (t - 60) ** -0.1332047592
+    g = 99.4708025861 * math.log(t) - 161.1195681661 if t <= 66 else 288.1221695283 * (t - 60) ** -0.0755148492
+    b = 255.0 if t >= 66 else 0.0 if t <= 19 else 138.5177312231 * math.log(t - 10) - 305.0447927307
+    srgb = np.clip(np.array([r, g, b]) / 255.0, 1e-3, 1.0)
+    lin = np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+    return tuple(float(v) for v in lin / lin[1])
+
+
+def randomised_imaging(rng: np.random.Generator, base: Imaging) -> Imaging:
+    """What a real room and webcam vary, drawn at random around a level's imaging: the tone curve
+    (sRGB or a gamma of 1.8-2.4), sharpening, the blur's shape, exposure, and the light's colour
+    (2700-6500 K) as an automatic white balance leaves it (it corrects about two thirds)."""
+    light = np.array(kelvin_rgb(rng.uniform(*KELVIN_RANGE)))
+    light = light ** (1 / 3)  # what an auto white balance leaves of the cast
+    return replace(base,
+                   gamma=float(rng.choice([0.0, 0.0, rng.uniform(1.8, 2.4)])),
+                   exposure=float(rng.uniform(0.7, 1.25)),
+                   light_rgb=tuple(float(v) for v in light / light.max()),
+                   blur_kernel=str(rng.choice(["gauss", "disc", "motion"])),
+                   motion_deg=float(rng.uniform(0, 180)),
+                   blur_sigma_px=float(base.blur_sigma_px * rng.uniform(0.8, 1.5)),
+                   sharpen=float(rng.choice([0.0, rng.uniform(0.3, 1.0)])),
+                   jpeg_quality=int(rng.integers(75, 93)))
+
+
 def random_camera(rng: np.random.Generator, table: TableSpec, level: Level,
                   width_px: int = 1920, height_px: int = 1080) -> tuple[CameraModel, TablePose]:
     height = rng.uniform(*level.height_mm)
@@ -259,9 +299,11 @@ def _spot(rng: np.random.Generator, table: TableSpec, margin_mm: float, radius_m
 
 def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks: int = 8,
                  n_hands: int = 0, table: TableSpec | None = None, surface: str | None = None,
-                 width_px: int = 1920, height_px: int = 1080, n_walls: int = 0) -> Scene:
+                 width_px: int = 1920, height_px: int = 1080, n_walls: int = 0, randomise: bool = False) -> Scene:
     """A reproducible random table at one of the bench levels; `n_walls` walls that turn (L, U,
-    T, ring) besides the loose bricks (the same scene as without them otherwise)."""
+    T, ring) besides the loose bricks (the same scene as without them otherwise); `randomise`:
+    the camera's response and the light drawn at random too (`randomised_imaging`), the geometry
+    the same as without."""
     rng = np.random.default_rng(seed)
     lv = LEVELS[level]
     table = table or TableSpec(1200.0, 800.0)
@@ -309,7 +351,10 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
                             colours[walls_rng.integers(len(colours))])
         walls.append(tuple(range(len(bricks), len(bricks) + len(added))))
         bricks += added
-    return replace(scene, bricks=tuple(bricks), walls=tuple(walls))
+    scene = replace(scene, bricks=tuple(bricks), walls=tuple(walls))
+    if randomise:
+        scene = replace(scene, imaging=randomised_imaging(np.random.default_rng([seed, 11]), lv.imaging))
+    return scene
 
 
 def scene_truth(scene: Scene) -> dict:

@@ -526,6 +526,8 @@ MODEL_FIT_MARGIN_TRIM = 0.5  # modules of the white margin's outer part left out
 # pixels, and each step's Gaussian then takes seconds (83 s for one tutorial photo). Real edges
 # are sharper than this; a marker blurred more is not one to refine.
 MODEL_FIT_BLUR_PX = (0.2, 3.0)
+SHAPE_EXTRA_PX = 1.0  # the spread's shape term: the pattern blurred this much more, subtracted
+SHAPE_TERMS = 4  # channels of the model texture: the blurred pattern and three shape terms
 _TEX_PX_PER_MODULE = 8
 
 
@@ -593,7 +595,16 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
             if len(blur_cache) > 4:
                 blur_cache.clear()
             tex_sigma = np.sqrt(sigma ** 2 + 1 / 12) * r / module_px  # optics + pixel box, in texels
-            blur_cache[sigma] = cv2.GaussianBlur(surround_white, (0, 0), tex_sigma)
+            t = cv2.GaussianBlur(surround_white, (0, 0), tex_sigma)
+            # The spread's second shape term: the pattern blurred by a pixel more, subtracted. A
+            # webcam's sharpening adds it (halos), a defocus disc's flat top takes it away.
+            wider = cv2.GaussianBlur(surround_white, (0, 0), np.sqrt(tex_sigma ** 2 + (SHAPE_EXTRA_PX * r / module_px) ** 2))
+            # A spread longer one way than the other (a streak of motion, astigmatism) adds, to first
+            # order, the two traceless second derivatives of the pattern: uu - vv and 2 uv.
+            t_uu = cv2.Sobel(t, cv2.CV_32F, 2, 0, ksize=3)
+            t_vv = cv2.Sobel(t, cv2.CV_32F, 0, 2, ksize=3)
+            t_uv = cv2.Sobel(t, cv2.CV_32F, 1, 1, ksize=3)
+            blur_cache[sigma] = np.dstack([t, t - wider, t_uu - t_vv, 2 * t_uv])
         return blur_cache[sigma]
 
     def render(corner_sets: np.ndarray, sigma: float) -> np.ndarray:
@@ -603,17 +614,27 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         maps = np.array([cv2.getPerspectiveTransform(tex_src, c.astype(np.float32)) for c in corner_sets])
         q = np.linalg.inv(maps) @ pixels_h  # (k, 3, N)
         uv = (q[:, :2] / q[:, 2:3]).astype(np.float32)  # (k, 2, N)
-        sampled = cv2.remap(blurred(float(np.clip(sigma, *MODEL_FIT_BLUR_PX))), uv[:, 0].reshape(-1, 1), uv[:, 1].reshape(-1, 1),
+        sampled = cv2.remap(blurred(float(np.clip(sigma, *MODEL_FIT_BLUR_PX))), uv[:, 0], uv[:, 1],
                             cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return sampled.reshape(len(corner_sets), -1).astype(np.float64)
+        return sampled.reshape(len(corner_sets), -1, SHAPE_TERMS).astype(np.float64)
 
-    def residuals(white: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # Least-squares grey levels of target ~ black + gain * model, in closed form, per row;
-        # with both centred, the residual black + gain * white - target is gain * white_c - target_c.
-        white_c = white - white.mean(axis=1, keepdims=True)
-        var = np.einsum("ij,ij->i", white_c, white_c)
-        gain = np.where(var > 1e-9, white_c @ target_c / np.maximum(var, 1e-9), 0.0)
-        return gain[:, None] * white_c - target_c, gain
+    def residuals(model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of model samples (k, N, 4: the blurred pattern t and its shape terms): the
+        least-squares grey levels of target ~ black + gain * t + bend * t (1 - t) + the shape
+        terms' share, in closed form, and the residuals.
+
+        A camera blurs linear light and then applies its tone curve (sRGB, a gamma), so a display
+        value is a curve of the blurred pattern: with a model linear in t every edge is placed on
+        its dark side and a marker fits 2-3% small (its height several mm low). The bend is the
+        curve's first shape term; the others let the spread be sharpened or flat-topped, or
+        longer one way. All enter linearly: they cost a small solve, not parameters of the search."""
+        t = model[..., 0]
+        basis = np.concatenate([np.stack([t, t * (1 - t)], axis=1), np.moveaxis(model[..., 1:], 2, 1)], axis=1)
+        basis = basis - basis.mean(axis=2, keepdims=True)  # (k, 5, N)
+        gram = np.einsum("kin,kjn->kij", basis, basis)
+        gram += np.eye(len(gram[0])) * (1e-9 + 1e-6 * np.trace(gram, axis1=1, axis2=2))[:, None, None]
+        coef = np.linalg.solve(gram, (basis @ target_c)[..., None])[..., 0]
+        return np.einsum("ki,kin->kn", coef, basis) - target_c, coef[:, 0]
 
     size = (patch.shape[1], patch.shape[0])
 
@@ -622,7 +643,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         m = cv2.getPerspectiveTransform(tex_src, params[:8].reshape(4, 2).astype(np.float32))
         warped = cv2.warpPerspective(blurred(float(np.clip(params[8], *MODEL_FIT_BLUR_PX))), m, size, flags=cv2.INTER_LINEAR,
                                      borderMode=cv2.BORDER_REPLICATE)
-        res, gain = residuals(np.take(warped, flat_mask).astype(np.float64)[None])
+        res, gain = residuals(warped.reshape(-1, SHAPE_TERMS)[flat_mask].astype(np.float64)[None])
         return res[0], float(gain[0])
 
     params = np.concatenate([(quad - origin).ravel(), [0.8]])
