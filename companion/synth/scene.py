@@ -197,13 +197,15 @@ class Level:
     marker_mm: tuple[float, float]
     k1: tuple[float, float]
     imaging: Imaging
+    trimmed_share: float = 0.0  # minis whose print is trimmed to a half-module white margin
 
 
 LEVELS = {
     "standard": Level("standard", (950, 1250), (0, 15), (18, 25), (-0.12, 0.02),
                       Imaging(noise_sigma=2.0, blur_sigma_px=0.6, jpeg_quality=90)),
     "hard": Level("hard", (800, 1400), (10, 35), (15, 22), (-0.25, 0.05),
-                  Imaging(noise_sigma=4.0, blur_sigma_px=0.9, jpeg_quality=80, light_gradient=0.4)),
+                  Imaging(noise_sigma=4.0, blur_sigma_px=0.9, jpeg_quality=80, light_gradient=0.4),
+                  trimmed_share=0.3),
 }
 
 
@@ -233,7 +235,7 @@ def randomised_imaging(rng: np.random.Generator, base: Imaging) -> Imaging:
                    light_rgb=tuple(float(v) for v in light / light.max()),
                    blur_kernel=str(rng.choice(["gauss", "disc", "motion"])),
                    motion_deg=float(rng.uniform(0, 180)),
-                   blur_sigma_px=float(base.blur_sigma_px * rng.uniform(0.8, 1.5)),
+                   blur_sigma_px=float(base.blur_sigma_px * rng.uniform(0.8, 1.2)),
                    sharpen=float(rng.choice([0.0, rng.uniform(0.3, 1.0)])),
                    jpeg_quality=int(rng.integers(75, 93)))
 
@@ -352,6 +354,10 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
         walls.append(tuple(range(len(bricks), len(bricks) + len(added))))
         bricks += added
     scene = replace(scene, bricks=tuple(bricks), walls=tuple(walls))
+    if lv.trimmed_share > 0:  # players trim prints to fit a small head: its own stream, as the walls
+        trim_rng = np.random.default_rng([seed, 13])
+        scene = replace(scene, minis=tuple(replace(m, margin_modules=0.5) if trim_rng.random() < lv.trimmed_share else m
+                                           for m in scene.minis))
     if randomise:
         scene = replace(scene, imaging=randomised_imaging(np.random.default_rng([seed, 11]), lv.imaging))
     return scene

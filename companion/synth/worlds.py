@@ -74,4 +74,7 @@ class Camera:
         text = json.dumps([pbr.VERSION, truth, [repr(a) for a in scene.anchors], scene.texture_seed,
                            scene.noise_seed, scene.dictionary, repr(look.render_key()), self.samples,
                            scene.camera.width_px, scene.camera.height_px], sort_keys=True, default=str)
+        trimmed = [(m.id, m.margin_modules) for m in scene.minis if m.margin_modules != 1.0]
+        if trimmed:  # (full margins are implied: keys of frames rendered before margins varied stay valid)
+            text += json.dumps(trimmed)
         return hashlib.sha256(text.encode()).hexdigest()[:24]

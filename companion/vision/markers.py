@@ -112,9 +112,12 @@ def perimeter_rate_for(min_side_px: float, roi_w: int, roi_h: int) -> float:
 
 
 RESCUE_SCALE = 4
-RESCUE_SHARPEN = (2.0, 0.0)  # tried in turn: the unsharp mask helps most small markers, a few decode only without it
+# Looks tried in turn (unsharp amount, tone curve): the unsharp mask helps most small markers, a
+# few decode only without it, and overexposed ones once their mid-tones are darkened.
+RESCUE_LOOKS = ((2.0, 1.0), (0.0, 1.0), (2.0, 2.5))
 RESCUE_MAX_SIDE_PX = 60.0  # rejected outer contours (the white margin's edge) of 40 px markers are still worth a look
 RESCUE_MIN_DARK_SHARE = 0.15  # a marker's black border alone is over a quarter of its area; a grid-mat square has none
+RESCUE_MIN_CONTRAST = 0.3  # black at least this far below the white, as a share of the white
 
 
 DECODED_REACH = 1.35  # a decoded marker's quad grown to take in its white margin (8 / 6 of its side)
@@ -171,14 +174,26 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
         inside = cv2.fillConvexPoly(np.zeros(patch.shape, np.uint8), np.round(quad - (x0, y0)).astype(np.int32), 1) > 0
         if not inside.any() or inside.all():
             continue
-        dark = patch[inside] < 0.5 * np.median(patch[~inside])
+        # Dark against the marker's own white (its margin, the brightest around it), not against
+        # the table around the quad: on dark felt an overexposed marker's black is as bright as
+        # the felt. A quad with no contrast of its own (a grid-mat square) has nothing dark.
+        white = float(np.percentile(patch, 95))
+        black = float(np.percentile(patch[inside], 5))
+        if white - black < RESCUE_MIN_CONTRAST * max(white, 1.0):
+            continue
+        dark = patch[inside] < 0.5 * (white + black)
         if dark.mean() < RESCUE_MIN_DARK_SHARE:
             continue
         up = cv2.resize(patch, None, fx=RESCUE_SCALE, fy=RESCUE_SCALE, interpolation=cv2.INTER_CUBIC).astype(np.float32)
         blurred = cv2.GaussianBlur(up, (0, 0), RESCUE_SCALE * 0.8)
-        for amount in RESCUE_SHARPEN:
-            sharp = np.clip(up + amount * (up - blurred), 0, 255).astype(np.uint8)
-            corners, ids, _ = make_detector(dictionary_name, rescue=True).detectMarkers(sharp)
+        for amount, curve in RESCUE_LOOKS:
+            sharp = np.clip(up + amount * (up - blurred), 0, 255)
+            if curve != 1.0:
+                # Black modules shrink where the white is clipped (an overexposed print, a bright
+                # tone curve): stretching the marker's own range and darkening the mid-tones
+                # gives them back their width.
+                sharp = 255.0 * np.clip((sharp - black) / max(white - black, 1.0), 0, 1) ** curve
+            corners, ids, _ = make_detector(dictionary_name, rescue=True).detectMarkers(sharp.astype(np.uint8))
             if ids is not None:
                 break
         if ids is None:
@@ -279,6 +294,22 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
         _add_new(id_list, quads, more_corners, more_ids)
     if rescue and rescue_within is None:
         _add_new(id_list, quads, *_large_markers(gray, dictionary_name))
+    if rescue and not quick and window_px is None and expected is not None and not expected <= set(id_list):
+        # Markers the setup lists still missing: the frame with its mid-tones darkened. White
+        # paper clipped by an auto-exposure set for a dark table (felt, wood) eats into the black
+        # modules until OpenCV cannot read the bits; darkened, they have their width back. (Not
+        # for frames of no setup: there is no telling when to stop, and it costs a pass.)
+        darkened = cv2.LUT(gray, _DARKEN_LUT)
+        more_corners, more_ids, rejected_dark = make_detector(dictionary_name, min_perimeter_rate=rate, windows=ALL_WINDOWS
+                                                              ).detectMarkers(darkened)
+        _add_new(id_list, quads, more_corners, more_ids)
+        if not expected <= set(id_list):
+            more_ids, more_quads = rescue_rejected(darkened, rejected_dark, dictionary_name, set(id_list),
+                                                   rescue_within, rescue_side_px, quads)
+            id_list += more_ids
+            quads += more_quads
+            if rescued is not None:
+                rescued.update(more_ids)
     if rescue and rejected is not None and len(rejected):
         more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
                                                rescue_side_px, quads)
@@ -289,6 +320,9 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
     if not id_list:
         return np.zeros(0, int), np.zeros((0, 4, 2))
     return np.array(id_list, int), np.array(quads).reshape(-1, 4, 2) + np.asarray(offset_px, float)
+
+
+_DARKEN_LUT = np.round(255 * (np.arange(256) / 255.0) ** 3).astype(np.uint8)
 
 
 def _add_new(id_list: list[int], quads: list[np.ndarray], corners, ids) -> None:
@@ -521,36 +555,53 @@ MODEL_FIT_MAX_SIDE_PX = 40.0  # above this, edge lines are long and clean enough
 # to <= 0.36 on the real photographs of shared/realdata (uneven light, sharpening, ink spread,
 # oblique tags); a wrongly decoded or mis-cut quad fits to 0.94 or worse.
 MODEL_FIT_MAX_RESIDUAL = 0.5
-MODEL_FIT_MARGIN_TRIM = 0.5  # modules of the white margin's outer part left out of the fit
+# The white margin the model assumes, in modules: players trim prints to fit a small head, so only
+# half a module is taken as sure; the surroundings beyond it are a level of their own (white paper
+# again for a full margin, felt or wood for a trimmed one), compared for a quarter module.
+MODEL_MARGIN = 0.5
+MODEL_FIT_OUTSIDE = 0.25
 # The blur is a fitted parameter: on a quad that is not the pattern it can run off to thousands of
 # pixels, and each step's Gaussian then takes seconds (83 s for one tutorial photo). Real edges
 # are sharper than this; a marker blurred more is not one to refine.
 MODEL_FIT_BLUR_PX = (0.2, 3.0)
+BLUR_QUANTUM_PX = 0.02  # the blur's step: far below what moves a corner
 SHAPE_EXTRA_PX = 1.0  # the spread's shape term: the pattern blurred this much more, subtracted
-SHAPE_TERMS = 4  # channels of the model texture: the blurred pattern and three shape terms
+# Channels of the model texture: the blurred pattern, the spread's shape term, the surroundings.
+# (The two traceless second derivatives, for a spread longer one way, took 20 randomised ray-cast
+# scenes from xy p95 1.01 to 0.96 mm and cost half as much again per fit: left out.)
+SHAPE_TERMS = 3
 _TEX_PX_PER_MODULE = 8
 
 
+def _least_squares(basis: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Coefficients (k, m) of the best fit of target (N,) by each row's m centred columns (k, m, N)."""
+    gram = (basis @ basis.transpose(0, 2, 1)).astype(np.float64)
+    gram += np.eye(gram.shape[1]) * (1e-9 + 1e-6 * np.trace(gram, axis1=1, axis2=2))[:, None, None]
+    return np.linalg.solve(gram, (basis @ target).astype(np.float64)[..., None])[..., 0]
+
+
 @lru_cache(maxsize=256)
-def _pattern_textures(dictionary_name: str, marker_id: int, margin_modules: int) -> tuple[np.ndarray, np.ndarray]:
+def _pattern_textures(dictionary_name: str, marker_id: int, margin_modules: float) -> tuple[np.ndarray, np.ndarray]:
     """Indicator textures, `_TEX_PX_PER_MODULE` texels per module, one module of surroundings around
     the white margin: (white: 1 on white cells and the margin, outside: 1 beyond the margin)."""
     bits = marker_bits(dictionary_name, marker_id) > 0
-    white = np.pad(np.pad(bits, margin_modules, constant_values=True), 1, constant_values=False)
-    outside = np.pad(np.zeros(np.array(bits.shape) + 2 * margin_modules, bool), 1, constant_values=True)
-    up = lambda a: cv2.resize(a.astype(np.float32), None, fx=_TEX_PX_PER_MODULE, fy=_TEX_PX_PER_MODULE,
-                              interpolation=cv2.INTER_NEAREST)
-    return up(white), up(outside)
+    r = _TEX_PX_PER_MODULE
+    cells = cv2.resize(bits.astype(np.uint8), None, fx=r, fy=r, interpolation=cv2.INTER_NEAREST) > 0
+    margin = int(round(margin_modules * r))
+    white = np.pad(np.pad(cells, margin, constant_values=True), r, constant_values=False)
+    outside = np.pad(np.zeros(np.array(cells.shape) + 2 * margin, bool), r, constant_values=True)
+    return white.astype(np.float32), outside.astype(np.float32)
 
 
 def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
-                     margin_modules: int = 1, iterations: int = 8) -> tuple[np.ndarray, float] | None:
+                     margin_modules: float = MODEL_MARGIN, iterations: int = 3) -> tuple[np.ndarray, float] | None:
     """Align the known, blurred marker pattern to the image: corners (4, 2) px and the RMS residual
     as a fraction of the black-white contrast (a wrongly decoded id cannot fit its pattern).
 
-    Parameters: the four corners (a homography) and the blur sigma; the black and white grey
-    levels are solved linearly at every step. Only the marker and the inner part of its white
-    margin are compared (the surroundings beyond the margin are unknown: body, tile edge, table).
+    Parameters: the four corners (a homography) and the blur sigma; the grey levels (black, white,
+    the surroundings beyond the margin's sure part) and the camera's response terms are solved
+    linearly at every step. Only the marker, its margin and a thin ring beyond it are compared
+    (further out is unknown: body, tile edge, table).
     Gauss-Newton with a numerical Jacobian and damping.
     """
     cells = marker_bits(dictionary_name, marker_id).shape[0]
@@ -575,7 +626,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
                                          ((tex_corners + 0.5) / r - off).astype(np.float32))
     ys, xs = np.mgrid[0:patch.shape[0], 0:patch.shape[1]]
     pts = cv2.perspectiveTransform(np.stack([xs, ys], -1).reshape(-1, 1, 2).astype(np.float64), h_init).reshape(-1, 2)
-    limit = half + margin_modules - MODEL_FIT_MARGIN_TRIM
+    limit = half + margin_modules + MODEL_FIT_OUTSIDE
     mask = (np.abs(pts) <= limit).all(axis=1).reshape(patch.shape)
     if mask.sum() < 30:
         return None
@@ -583,6 +634,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
     target = patch.ravel()[flat_mask]
     target_mean = float(target.mean())
     target_c = target - target_mean
+    target_c32 = target_c.astype(np.float32)
 
     surround_white = white_tex + outside_tex  # the surroundings are taken as white
     blur_cache: dict[float, np.ndarray] = {}
@@ -591,20 +643,17 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
                          np.ones(len(flat_mask))])
 
     def blurred(sigma: float) -> np.ndarray:
+        sigma = round(sigma / BLUR_QUANTUM_PX) * BLUR_QUANTUM_PX  # nearby blurs share one texture
         if sigma not in blur_cache:
             if len(blur_cache) > 4:
-                blur_cache.clear()
+                blur_cache.pop(next(iter(blur_cache)))
             tex_sigma = np.sqrt(sigma ** 2 + 1 / 12) * r / module_px  # optics + pixel box, in texels
             t = cv2.GaussianBlur(surround_white, (0, 0), tex_sigma)
             # The spread's second shape term: the pattern blurred by a pixel more, subtracted. A
             # webcam's sharpening adds it (halos), a defocus disc's flat top takes it away.
-            wider = cv2.GaussianBlur(surround_white, (0, 0), np.sqrt(tex_sigma ** 2 + (SHAPE_EXTRA_PX * r / module_px) ** 2))
-            # A spread longer one way than the other (a streak of motion, astigmatism) adds, to first
-            # order, the two traceless second derivatives of the pattern: uu - vv and 2 uv.
-            t_uu = cv2.Sobel(t, cv2.CV_32F, 2, 0, ksize=3)
-            t_vv = cv2.Sobel(t, cv2.CV_32F, 0, 2, ksize=3)
-            t_uv = cv2.Sobel(t, cv2.CV_32F, 1, 1, ksize=3)
-            blur_cache[sigma] = np.dstack([t, t - wider, t_uu - t_vv, 2 * t_uv])
+            wider = cv2.GaussianBlur(t, (0, 0), SHAPE_EXTRA_PX * r / module_px)  # Gaussians compose
+            around = cv2.GaussianBlur(outside_tex, (0, 0), tex_sigma)
+            blur_cache[sigma] = np.dstack([t, t - wider, around])
         return blur_cache[sigma]
 
     def render(corner_sets: np.ndarray, sigma: float) -> np.ndarray:
@@ -616,39 +665,59 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         uv = (q[:, :2] / q[:, 2:3]).astype(np.float32)  # (k, 2, N)
         sampled = cv2.remap(blurred(float(np.clip(sigma, *MODEL_FIT_BLUR_PX))), uv[:, 0], uv[:, 1],
                             cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return sampled.reshape(len(corner_sets), -1, SHAPE_TERMS).astype(np.float64)
+        return sampled.reshape(len(corner_sets), -1, SHAPE_TERMS)
+
+    def bases(model: np.ndarray) -> np.ndarray:
+        """The centred columns (k, 4, N) the grey levels are fitted with, per row of samples."""
+        t = model[..., 0]
+        basis = np.empty((model.shape[0], SHAPE_TERMS + 1, model.shape[1]), np.float32)
+        basis[:, 0] = t
+        basis[:, 1] = t * (1 - t)
+        basis[:, 2:] = model[..., 1:].transpose(0, 2, 1)
+        basis -= basis.mean(axis=2, keepdims=True)
+        return basis
 
     def residuals(model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per row of model samples (k, N, 4: the blurred pattern t and its shape terms): the
+        """Per row of model samples (k, N, 3: the blurred pattern t, its shape term, the surroundings): the
         least-squares grey levels of target ~ black + gain * t + bend * t (1 - t) + the shape
-        terms' share, in closed form, and the residuals.
+        terms' share, in closed form: (residuals (k, N), coefficients (k, 4), gain first).
 
         A camera blurs linear light and then applies its tone curve (sRGB, a gamma), so a display
         value is a curve of the blurred pattern: with a model linear in t every edge is placed on
         its dark side and a marker fits 2-3% small (its height several mm low). The bend is the
-        curve's first shape term; the others let the spread be sharpened or flat-topped, or
-        longer one way. All enter linearly: they cost a small solve, not parameters of the search."""
-        t = model[..., 0]
-        basis = np.concatenate([np.stack([t, t * (1 - t)], axis=1), np.moveaxis(model[..., 1:], 2, 1)], axis=1)
-        basis = basis - basis.mean(axis=2, keepdims=True)  # (k, 5, N)
-        gram = np.einsum("kin,kjn->kij", basis, basis)
-        gram += np.eye(len(gram[0])) * (1e-9 + 1e-6 * np.trace(gram, axis1=1, axis2=2))[:, None, None]
-        coef = np.linalg.solve(gram, (basis @ target_c)[..., None])[..., 0]
-        return np.einsum("ki,kin->kn", coef, basis) - target_c, coef[:, 0]
+        curve's first shape term; the spread's lets it be sharpened or flat-topped. All enter
+        linearly: they cost a small solve, not parameters of the search."""
+        basis = bases(model)
+        coef = _least_squares(basis, target_c32)
+        # |bend| <= gain keeps the tone curve monotone; beyond it (clipped white, a quad that is
+        # not this marker) the bend is held at the bound and the rest solved again.
+        bent = np.abs(coef[:, 1]) > np.abs(coef[:, 0])
+        if bent.any():
+            sign = np.sign(coef[bent, 1] * coef[bent, 0])[:, None]
+            held = basis[bent, 0] + sign * basis[bent, 1]
+            sub = _least_squares(np.concatenate([held[:, None], basis[bent, 2:]], axis=1), target_c32)
+            coef[bent] = np.concatenate([sub[:, :1], sub[:, :1] * sign, sub[:, 1:]], axis=1)
+        return (coef[:, None, :].astype(np.float32) @ basis)[:, 0].astype(np.float64) - target_c, coef
 
-    size = (patch.shape[1], patch.shape[0])
+    def jacobian(probe_model: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        """d residual / d corner (N, 8) by the probes, for the levels held at the base set's and
+        then projected off their span (Kaufman's variable projection): one solve, not nine."""
+        basis = bases(probe_model)  # row 0: the base set
+        predicted = (coef.astype(np.float32)[None, None, :] @ basis)[:, 0].astype(np.float64)  # (9, N)
+        raw = ((predicted[1:] - predicted[0]) / step).T  # (N, 8)
+        b0 = basis[0].astype(np.float64)  # (4, N)
+        gram = b0 @ b0.T
+        gram += np.eye(len(gram)) * (1e-9 + 1e-6 * np.trace(gram))
+        return raw - b0.T @ np.linalg.solve(gram, b0 @ raw)
 
-    def residual(params: np.ndarray) -> tuple[np.ndarray, float]:
-        # One corner set: warpPerspective over the patch is cheaper than the batched remap.
-        m = cv2.getPerspectiveTransform(tex_src, params[:8].reshape(4, 2).astype(np.float32))
-        warped = cv2.warpPerspective(blurred(float(np.clip(params[8], *MODEL_FIT_BLUR_PX))), m, size, flags=cv2.INTER_LINEAR,
-                                     borderMode=cv2.BORDER_REPLICATE)
-        res, gain = residuals(warped.reshape(-1, SHAPE_TERMS)[flat_mask].astype(np.float64)[None])
-        return res[0], float(gain[0])
+
+    def residual(params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        res, coef = residuals(render(params[None, :8].reshape(1, 4, 2), float(params[8])))
+        return res[0], coef[0]
 
     params = np.concatenate([(quad - origin).ravel(), [0.8]])
-    res, contrast = residual(params)
-    if contrast < 15:
+    res, coef = residual(params)
+    if coef[0] < 15:
         return None
     cost = float(res @ res)
     damping = 1e-3
@@ -658,9 +727,9 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         # Numerical Jacobian: the 8 corner probes in one render, the blur probe in another.
         corners = params[:8].reshape(4, 2)
         # (The base set is rendered in the batch too: differences within one way of sampling.)
-        probe_res, _ = residuals(np.vstack([render(corners + probes, float(params[8])),
-                                            render(corners[None], float(params[8]) + step)]))
-        jac = ((probe_res[1:] - probe_res[0]) / step).T
+        sigma_res, _ = residual(params + np.eye(9)[8] * step)
+        jac = np.concatenate([jacobian(render(corners + probes, float(params[8])), coef),
+                              ((sigma_res - res) / step)[:, None]], axis=1)
         jtj = jac.T @ jac
         grad = jac.T @ res
         improved = False
@@ -668,18 +737,17 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
             delta = -np.linalg.solve(jtj + damping * np.diag(np.diag(jtj) + 1e-9), grad)
             candidate = params + delta
             candidate[8] = np.clip(candidate[8], *MODEL_FIT_BLUR_PX)
-            new_res, _ = residual(candidate)
+            new_res, new_coef = residual(candidate)
             new_cost = float(new_res @ new_res)
             if new_cost < cost:
-                params, res, cost = candidate, new_res, new_cost
+                params, res, cost, coef = candidate, new_res, new_cost, new_coef
                 damping = max(damping / 4, 1e-7)
                 improved = True
                 break
             damping *= 8
-        if not improved or np.abs(delta[:8]).max() < 1e-2:  # at the floor of the corners' 0.01-0.05 px noise
+        if not improved or np.abs(delta[:8]).max() < 2e-2:  # at the floor of the corners' 0.01-0.05 px noise
             break
     corners = params[:8].reshape(4, 2) + origin
     if np.abs(corners - quad).max() > max(2.5, 0.15 * side_px):  # a jump further than this found something else
         return None
-    _, contrast = residual(params)
-    return corners, float(np.sqrt(cost / len(res))) / max(contrast, 1e-6)
+    return corners, float(np.sqrt(cost / len(res))) / max(float(coef[0]), 1e-6)
