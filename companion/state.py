@@ -29,7 +29,8 @@ class MiniState:
     confidence: float = 1.0  # 0-1
     status: str = "seen"  # seen | held (covered, last known position kept)
     last_seen_frame: int = 0
-    height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked)
+    height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked) | setup (the frame's was impossible)
+    z_sigma_mm: float = 0.0  # expected error of z_mm (one sigma); x and y move by about z error * distance / camera height
 
     def seen_at(self, frame: int) -> "MiniState":
         """The same state, last seen at `frame`. A plain attribute copy: the live tracker makes one
@@ -123,7 +124,7 @@ class TableState:
 
 
 _MINI_FIELDS = {"id", "x_mm", "y_mm", "z_mm", "heading_deg", "name", "player", "tilt_deg", "confidence",
-                "status", "last_seen_frame", "height_source"}
+                "status", "last_seen_frame", "height_source", "z_sigma_mm"}
 
 
 def _mini(m: dict[str, Any]) -> MiniState:

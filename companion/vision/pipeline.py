@@ -22,13 +22,20 @@ KNOCKED_OVER_DEG = 45.0
 # An empty `blocks` list must not read as "no cover on the table" when nobody looked.
 BLOCKS_NOT_SEEN = "blocks were not looked for in this frame: `blocks` is empty whatever stands on the table"
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
+LEARNED_SIGMA_MM = 1.0  # a height the live tracker averaged over a stopped marker's frames
+# Above this expected height error a frame's height is not to be trusted (a marker a dozen pixels
+# wide, a trimmed print): the state says so in a warning, and its confidence falls.
+HEIGHT_UNTRUSTED_MM = 5.0
+IMPOSSIBLE_BELOW_MM = 50.0  # a marker that would stand this far under the table is not that marker
+UNREFINED_SIGMA_FACTOR = 4.0  # OpenCV's own corners (a marker in motion, a pattern that did not fit): ~0.1-0.2 px
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
 
 def side_sigma_px(side_px: float) -> float:
-    """Expected error of a refined marker side (px): 0.015 px at 21 px, 0.045 px at 13 px
-    (RMS of bench height errors over 20 standard and hard scenes, by marker size)."""
-    return 0.015 * (21.0 / max(side_px, 5.0)) ** 2.5
+    """Expected error of a refined marker side (px): 0.05 px at 17 px, 0.033 px at 26 px, 0.028 at
+    34 px (robust spread and 90th percentile of the height errors by marker size, over 20
+    randomised ray-cast and 20 path-traced bench frames together)."""
+    return 0.02 + 0.02 * (21.0 / max(side_px, 5.0)) ** 2
 
 
 def height_sigma_mm(side_px: float, camera_height_mm: float) -> float:
@@ -43,10 +50,11 @@ def camera_for(setup: Setup, width_px: int, height_px: int) -> tuple[CameraModel
     return CameraModel.guess(width_px, height_px), False
 
 
-def confidence_from(pose: MarkerPose, refined: bool) -> float:
-    """0-1: a clean horizontal square fit with refined edges is trusted fully."""
+def confidence_from(pose: MarkerPose, refined: bool, z_sigma_mm: float = 0.0) -> float:
+    """0-1: a clean horizontal square fit with refined edges and a sure height is trusted fully;
+    a height as uncertain as `HEIGHT_UNTRUSTED_MM` halves it."""
     c = math.exp(-max(pose.fit_residual_px - 0.15, 0.0) / 0.5)
-    return round(c * (1.0 if refined else 0.6), 3)
+    return round(c * (1.0 if refined else 0.6) / (1 + (z_sigma_mm / HEIGHT_UNTRUSTED_MM) ** 2), 3)
 
 
 def fuse_roster_height(measured_mm: float, measured_sigma_mm: float, roster_mm: float) -> float | None:
@@ -60,6 +68,13 @@ def fuse_roster_height(measured_mm: float, measured_sigma_mm: float, roster_mm: 
         return None
     wm, wr = 1 / measured_sigma_mm ** 2, 1 / ROSTER_SIGMA_MM ** 2
     return (measured_mm * wm + roster_mm * wr) / (wm + wr)
+
+
+def _parallax_mm(mini: MiniState, pose, camera_height_mm: float) -> float:
+    """How far a mini's place moves for its height's expected error: z error * distance from the
+    camera's foot / camera height."""
+    foot = pose.camera_centre_mm
+    return mini.z_sigma_mm * math.hypot(mini.x_mm - foot[0], mini.y_mm - foot[1]) / max(camera_height_mm, 1.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,7 +169,8 @@ class Locator:
 
     def _place_one(self, det: MarkerDetections, row: int, marker_id: int, reg: Registration,
                    camera: CameraModel, known_z_mm: dict[int, float]):
-        """("mini" | "object", MiniState, measured MarkerPose) or ("unknown", MarkerSighting, None)."""
+        """("mini" | "object", MiniState, measured MarkerPose), ("unknown", MarkerSighting, None) or
+        ("misread", the id, the height it would stand at) for a quad far too small for its id."""
         pose = reg.pose
         spec = self.setup.mini(marker_id)
         obj = self._objects.get(marker_id)
@@ -167,20 +183,34 @@ class Locator:
         fit = fit_square(corners, pose)  # shared by the placements at each candidate height below
         measured = locate_horizontal_marker(corners, side, pose, camera.focal_px, fit=fit,
                                             with_tilt=bool(det.refined[row]))
+        if measured.z_mm < -IMPOSSIBLE_BELOW_MM:
+            # Far too small for its id: a few pixels of grid or paint decoded as a marker (the
+            # pattern fit cannot tell at 1 px a module), not a mini under the table.
+            return "misread", marker_id, measured.z_mm
         mp, source = measured, "frame"
+        sigma = height_sigma_mm(mean_side_px(det.corners_px[row]), float(pose.camera_centre_mm[2]))
+        if not det.refined[row]:
+            sigma *= UNREFINED_SIGMA_FACTOR
         if marker_id in known_z_mm:
             mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id], fit), \
                 "learned"
+            sigma = LEARNED_SIGMA_MM
         elif spec is not None and spec.height_given:
-            fused = fuse_roster_height(measured.z_mm, height_sigma_mm(mean_side_px(det.corners_px[row]),
-                                                                      float(pose.camera_centre_mm[2])),
-                                       spec.marker_height)
+            fused = fuse_roster_height(measured.z_mm, sigma, spec.marker_height)
             if fused is not None:
                 mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, fused, fit), "fused"
+                sigma = 1 / math.hypot(1 / sigma, 1 / ROSTER_SIGMA_MM)
+            elif measured.z_mm < -3 * sigma - 2.0:
+                # Under the table: the frame's height is wrong, not the mini. The setup's height
+                # (for a mini standing on the table) is the better guess.
+                mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, spec.marker_height, fit), \
+                    "setup"
+                sigma = max(sigma, ROSTER_SIGMA_MM)
         placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,
                            name=spec.name if spec else obj.name, player=spec.player if spec else "",
-                           tilt_deg=measured.tilt_deg, confidence=confidence_from(mp, bool(det.refined[row])),
-                           height_source=source)
+                           tilt_deg=measured.tilt_deg,
+                           confidence=confidence_from(mp, bool(det.refined[row]), sigma if source == "frame" else 0.0),
+                           height_source=source, z_sigma_mm=round(float(sigma), 2))
         return ("mini" if spec else "object"), placed, measured
 
     def _place(self, det: MarkerDetections, reg: Registration, camera: CameraModel, frame: int,
@@ -188,7 +218,7 @@ class Locator:
         pose = reg.pose
         counts = Counter(int(i) for i in det.ids)
         anchors = self.setup.anchor_ids
-        minis, objects, unknown, duplicates = [], [], [], []
+        minis, objects, unknown, duplicates, misread = [], [], [], [], []
         poses: dict[int, MarkerPose] = {}
         for row, marker_id in enumerate(int(i) for i in det.ids):
             if marker_id in anchors:
@@ -201,7 +231,9 @@ class Locator:
                     self._placements.clear()
                 placed = self._placements[key] = self._place_one(det, row, marker_id, reg, camera, known_z_mm)
             kind, item, measured = placed
-            if kind == "unknown":
+            if kind == "misread":
+                misread.append(item)
+            elif kind == "unknown":
                 unknown.append(item)
             elif counts[marker_id] > 1:
                 pixel = tuple(float(v) for v in det.corners_px[row].mean(axis=0))
@@ -214,6 +246,19 @@ class Locator:
         if duplicates:
             ids = sorted({d.id for d in duplicates})
             warnings.append(f"marker ids seen more than once, not placed: {ids}")
+        unsure = [m for m in minis if m.height_source == "frame" and m.z_sigma_mm > HEIGHT_UNTRUSTED_MM]
+        if unsure:
+            cz = float(pose.camera_centre_mm[2])
+            warnings.append("heights not to be trusted (their markers are too small in the image, or their "
+                            "prints trimmed): " + ", ".join(
+                                f"mini {m.id} ±{m.z_sigma_mm:.0f} mm, its place ±{_parallax_mm(m, pose, cz):.0f} mm"
+                                for m in unsure) + "; a height in the setup (height_mm) or a larger marker helps")
+        if misread:
+            warnings.append(f"markers {sorted(misread)} read where they would stand more than "
+                            f"{IMPOSSIBLE_BELOW_MM:.0f} mm under the table: taken as misreads, not placed")
+        impossible = [m.id for m in minis if m.height_source == "setup"]
+        if impossible:
+            warnings.append(f"minis {impossible}: the frame put them under the table; placed at their setup height")
         minis.sort(key=lambda m: m.id)
         state = TableState(registered=True, minis=tuple(minis), frame=frame, timestamp=timestamp,
                            unknown_markers=tuple(unknown), duplicate_markers=tuple(duplicates),
