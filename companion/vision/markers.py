@@ -219,6 +219,9 @@ class MarkerDetections:
     edge_rms_px: np.ndarray  # (N,) RMS distance of edge samples from their fitted lines
     refined: np.ndarray = field(default=None)  # (N,) bool: sub-pixel refinement succeeded
     raw_px: np.ndarray = field(default=None)  # (N, 4, 2) OpenCV's corners before refinement
+    # (N,) how dark the pattern fit found what lies beyond half a module of white margin: 0 white
+    # paper (a full margin), 1 as dark as the black (a print trimmed on dark felt); 0 unfitted.
+    margin_dark: np.ndarray = field(default=None)
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -228,6 +231,8 @@ class MarkerDetections:
             object.__setattr__(self, "refined", np.ones(n, bool))
         if self.raw_px is None:
             object.__setattr__(self, "raw_px", self.corners_px.copy())
+        if self.margin_dark is None:
+            object.__setattr__(self, "margin_dark", np.zeros(n))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -235,12 +240,13 @@ class MarkerDetections:
     def __getitem__(self, index) -> "MarkerDetections":
         index = np.atleast_1d(np.arange(len(self))[index])
         return MarkerDetections(self.ids[index], self.corners_px[index], self.corners_norm[index],
-                                self.edge_rms_px[index], self.refined[index], self.raw_px[index])
+                                self.edge_rms_px[index], self.refined[index], self.raw_px[index],
+                                self.margin_dark[index])
 
     @classmethod
     def empty(cls) -> "MarkerDetections":
         return cls(np.zeros(0, int), np.zeros((0, 4, 2)), np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0, bool),
-                   np.zeros((0, 4, 2)))
+                   np.zeros((0, 4, 2)), np.zeros(0))
 
     @classmethod
     def concat(cls, parts: list["MarkerDetections"]) -> "MarkerDetections":
@@ -249,7 +255,8 @@ class MarkerDetections:
             return cls.empty()
         return cls(np.concatenate([p.ids for p in parts]), np.concatenate([p.corners_px for p in parts]),
                    np.concatenate([p.corners_norm for p in parts]), np.concatenate([p.edge_rms_px for p in parts]),
-                   np.concatenate([p.refined for p in parts]), np.concatenate([p.raw_px for p in parts]))
+                   np.concatenate([p.refined for p in parts]), np.concatenate([p.raw_px for p in parts]),
+                   np.concatenate([p.margin_dark for p in parts]))
 
 
 def mean_side_px(quad: np.ndarray) -> float:
@@ -294,21 +301,32 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
         _add_new(id_list, quads, more_corners, more_ids)
     if rescue and rescue_within is None:
         _add_new(id_list, quads, *_large_markers(gray, dictionary_name))
+    if rescue and rejected is not None and len(rejected):
+        more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
+                                               rescue_side_px, quads)
+        id_list += more_ids
+        quads += more_quads
+        if rescued is not None:
+            rescued.update(more_ids)
     if rescue and not quick and window_px is None and expected is not None and not expected <= set(id_list):
-        # Markers the setup lists still missing: the frame with its mid-tones darkened. White
-        # paper clipped by an auto-exposure set for a dark table (felt, wood) eats into the black
-        # modules until OpenCV cannot read the bits; darkened, they have their width back. (Not
-        # for frames of no setup: there is no telling when to stop, and it costs a pass.)
+        # Markers the setup lists still missing: the frame with its mid-tones darkened, then also
+        # its local contrast equalised. White paper clipped by an auto-exposure set for a dark
+        # table (felt, wood) eats into the black modules until OpenCV cannot read the bits, and a
+        # glossy print's glare lifts its black to a pale grey; so treated, they read again. Not
+        # for frames of no setup: there is no telling when to stop, and it costs a pass.
         # Only the ids still missing are taken from it: darkened, grid lines and paint decode as
         # markers more often (3 false ids on 20 hard bench frames when all were taken).
-        darkened = cv2.LUT(gray, _DARKEN_LUT)
-        more_corners, more_ids, rejected_dark = make_detector(dictionary_name, min_perimeter_rate=rate, windows=ALL_WINDOWS
-                                                              ).detectMarkers(darkened)
-        wanted = expected - set(id_list)
-        if more_ids is not None:
-            keep = [k for k, i in enumerate(np.asarray(more_ids).ravel()) if int(i) in wanted]
-            _add_new(id_list, quads, [more_corners[k] for k in keep], np.asarray(more_ids).ravel()[keep])
-        if not expected <= set(id_list):
+        for darkened in _darkened_looks(gray):
+            wanted = expected - set(id_list)
+            if not wanted:
+                break
+            more_corners, more_ids, rejected_dark = make_detector(
+                dictionary_name, min_perimeter_rate=rate, windows=ALL_WINDOWS).detectMarkers(darkened)
+            if more_ids is not None:
+                keep = [k for k, i in enumerate(np.asarray(more_ids).ravel()) if int(i) in wanted]
+                _add_new(id_list, quads, [more_corners[k] for k in keep], np.asarray(more_ids).ravel()[keep])
+            if expected <= set(id_list):
+                break
             more_ids, more_quads = rescue_rejected(darkened, rejected_dark, dictionary_name, set(id_list),
                                                    rescue_within, rescue_side_px, quads)
             for i, q in zip(more_ids, more_quads):
@@ -317,19 +335,24 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
                     quads.append(q)
                     if rescued is not None:
                         rescued.add(i)
-    if rescue and rejected is not None and len(rejected):
-        more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
-                                               rescue_side_px, quads)
-        id_list += more_ids
-        quads += more_quads
-        if rescued is not None:
-            rescued.update(more_ids)
     if not id_list:
         return np.zeros(0, int), np.zeros((0, 4, 2))
     return np.array(id_list, int), np.array(quads).reshape(-1, 4, 2) + np.asarray(offset_px, float)
 
 
 _DARKEN_LUT = np.round(255 * (np.arange(256) / 255.0) ** 3).astype(np.uint8)
+
+
+@lru_cache(maxsize=1)
+def _local_contrast() -> cv2.CLAHE:
+    return cv2.createCLAHE(clipLimit=4.0, tileGridSize=(16, 16))
+
+
+def _darkened_looks(gray: np.ndarray):
+    """The frame darkened, then (if markers are still missing) equalised and darkened: each finds
+    markers the other misses."""
+    yield cv2.LUT(gray, _DARKEN_LUT)
+    yield cv2.LUT(_local_contrast().apply(gray), _DARKEN_LUT)
 
 
 def _add_new(id_list: list[int], quads: list[np.ndarray], corners, ids) -> None:
@@ -399,9 +422,10 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
         return MarkerDetections.empty()
     cells = dictionary(dictionary_name).markerSize + 2
     gray_f = _FloatView(gray)
-    kept_ids, px_out, norm_out, rms_out, ok_out, raw_out = [], [], [], [], [], []
+    kept_ids, px_out, norm_out, rms_out, ok_out, raw_out, dark_out = [], [], [], [], [], [], []
     for marker_id, quad in zip(ids, quads):
         side_px = mean_side_px(quad)
+        dark = 0.0
         if side_px >= MODEL_FIT_MAX_SIDE_PX:
             corners_px, corners_norm, rms, ok = refine_quad(gray_f, camera, quad, cells)
         elif not precise:
@@ -421,17 +445,18 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
                 if failed is not None:  # not this marker after all: a misread id or a quad cut by something in front
                     failed.append(quad)
                 continue
-            corners_px, corners_norm, ok = fit[0], camera.normalize(fit[0]), refined
+            corners_px, corners_norm, ok, dark = fit[0], camera.normalize(fit[0]), refined, fit[2]
         kept_ids.append(int(marker_id))
         raw_out.append(quad)
         px_out.append(corners_px)
         norm_out.append(corners_norm)
         rms_out.append(rms)
         ok_out.append(ok)
+        dark_out.append(dark)
     if not kept_ids:
         return MarkerDetections.empty()
     return MarkerDetections(np.array(kept_ids, int), np.array(px_out), np.array(norm_out), np.array(rms_out),
-                            np.array(ok_out), np.array(raw_out, np.float64))
+                            np.array(ok_out), np.array(raw_out, np.float64), np.array(dark_out))
 
 
 class _FloatView:
@@ -601,9 +626,11 @@ def _pattern_textures(dictionary_name: str, marker_id: int, margin_modules: floa
 
 
 def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
-                     margin_modules: float = MODEL_MARGIN, iterations: int = 3) -> tuple[np.ndarray, float] | None:
-    """Align the known, blurred marker pattern to the image: corners (4, 2) px and the RMS residual
-    as a fraction of the black-white contrast (a wrongly decoded id cannot fit its pattern).
+                     margin_modules: float = MODEL_MARGIN, iterations: int = 3
+                     ) -> tuple[np.ndarray, float, float] | None:
+    """Align the known, blurred marker pattern to the image: corners (4, 2) px, the RMS residual
+    as a fraction of the black-white contrast (a wrongly decoded id cannot fit its pattern), and
+    how dark the surroundings beyond the margin's sure half module are (0 white, 1 black).
 
     Parameters: the four corners (a homography) and the blur sigma; the grey levels (black, white,
     the surroundings beyond the margin's sure part) and the camera's response terms are solved
@@ -757,4 +784,5 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
     corners = params[:8].reshape(4, 2) + origin
     if np.abs(corners - quad).max() > max(2.5, 0.15 * side_px):  # a jump further than this found something else
         return None
-    return corners, float(np.sqrt(cost / len(res))) / max(float(coef[0]), 1e-6)
+    gain = max(float(coef[0]), 1e-6)
+    return corners, float(np.sqrt(cost / len(res))) / gain, float(np.clip(-coef[3] / gain, 0.0, 1.0))

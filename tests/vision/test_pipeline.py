@@ -92,5 +92,6 @@ def test_the_quick_first_pass_finds_what_the_full_search_finds():
         gray = to_gray(image)
         full = set(detect(gray, camera, scene.dictionary).ids.tolist())
         listed = frozenset(m.id for m in scene.minis) | frozenset(a.id for a in scene.anchors)
-        assert set(detect(gray, camera, scene.dictionary, expected=listed).ids.tolist()) == full
-        assert {m.id for m in locator.analyse(image).state.minis} == full - {a.id for a in scene.anchors}
+        # (With the listed ids known, the darkened looks for missing ones may find more.)
+        assert set(detect(gray, camera, scene.dictionary, expected=listed).ids.tolist()) >= full
+        assert {m.id for m in locator.analyse(image).state.minis} >= full - {a.id for a in scene.anchors}
