@@ -73,3 +73,42 @@ def test_scene_truth_mini_heights_and_bricks():
         side = np.linalg.norm(b.footprint_mm()[1] - b.footprint_mm()[0])
         assert math.isclose(side, 8 * b.studs_long - 0.2)
         assert b.height_mm in {3.2 * k for k in (1, 2, 3)} | {9.6 * k for k in (1, 2, 3)}
+
+
+def test_blur_kernels_are_centred_and_as_wide_as_their_sigma():
+    # A kernel off centre shifts the whole frame: it once moved every randomised frame by 0.44 px.
+    from companion.synth.render import blur_kernel
+
+    # Gaussian and disc: sigma per axis; the motion streak (4 sigma long): its length's spread,
+    # 4 / sqrt(12) sigma, all along one axis. (Each pixel's own box adds 1/12 px^2 an axis.)
+    for kind, axes, spread in (("gauss", 2, 1.0), ("disc", 2, 1.0), ("motion", 1, 4 / math.sqrt(12))):
+        k = blur_kernel(kind, 0.8, motion_deg=30.0)
+        n = k.shape[0]
+        offsets = np.arange(n) - (n - 1) / 2
+        assert abs(k.sum() - 1) < 1e-5
+        assert abs(k.sum(axis=1) @ offsets) < 1e-6 and abs(k.sum(axis=0) @ offsets) < 1e-6, kind
+        variance = k.sum(axis=0) @ offsets ** 2 + k.sum(axis=1) @ offsets ** 2
+        assert abs(math.sqrt(variance / axes) - 0.8 * spread) < 0.12, (kind, math.sqrt(variance / axes))
+
+
+def test_a_camera_with_a_tone_curve_moves_an_edge_towards_black():
+    """The fact the locator's pattern model is built on: blurred in linear light and then encoded,
+    a black/white edge crosses its mid grey on the dark side of the true edge."""
+    from companion.synth.render import encode
+
+    x = np.linspace(-4, 4, 801)
+    linear = 0.04 + 0.86 * 0.5 * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))  # sigma 1 px
+    for gamma in (0.0, 2.2):
+        display = encode(linear, gamma)
+        mid = (display[0] + display[-1]) / 2
+        crossing = x[np.argmax(display >= mid)]
+        assert -0.6 < crossing < -0.15, (gamma, crossing)
+
+
+def test_randomised_scenes_keep_the_geometry_and_vary_the_camera():
+    plain, varied = random_scene(21), random_scene(21, randomise=True)
+    assert plain.minis == varied.minis and plain.bricks == varied.bricks
+    assert np.array_equal(plain.camera.matrix, varied.camera.matrix)
+    looks = {random_scene(s, randomise=True).imaging for s in range(8)}
+    assert len(looks) == 8
+    assert {i.blur_kernel for i in looks} >= {"gauss", "disc"} and any(i.gamma != 1.0 for i in looks)
