@@ -222,6 +222,9 @@ class MarkerDetections:
     # (N,) how dark the pattern fit found what lies beyond half a module of white margin: 0 white
     # paper (a full margin), 1 as dark as the black (a print trimmed on dark felt); 0 unfitted.
     margin_dark: np.ndarray = field(default=None)
+    # (N,) the pattern fit's RMS residual as a share of the marker's contrast (noise, JPEG, what
+    # the model misses); NaN where no pattern was fitted.
+    fit_residual: np.ndarray = field(default=None)
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -233,6 +236,8 @@ class MarkerDetections:
             object.__setattr__(self, "raw_px", self.corners_px.copy())
         if self.margin_dark is None:
             object.__setattr__(self, "margin_dark", np.zeros(n))
+        if self.fit_residual is None:
+            object.__setattr__(self, "fit_residual", np.full(n, np.nan))
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -241,12 +246,12 @@ class MarkerDetections:
         index = np.atleast_1d(np.arange(len(self))[index])
         return MarkerDetections(self.ids[index], self.corners_px[index], self.corners_norm[index],
                                 self.edge_rms_px[index], self.refined[index], self.raw_px[index],
-                                self.margin_dark[index])
+                                self.margin_dark[index], self.fit_residual[index])
 
     @classmethod
     def empty(cls) -> "MarkerDetections":
         return cls(np.zeros(0, int), np.zeros((0, 4, 2)), np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0, bool),
-                   np.zeros((0, 4, 2)), np.zeros(0))
+                   np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0))
 
     @classmethod
     def concat(cls, parts: list["MarkerDetections"]) -> "MarkerDetections":
@@ -256,7 +261,7 @@ class MarkerDetections:
         return cls(np.concatenate([p.ids for p in parts]), np.concatenate([p.corners_px for p in parts]),
                    np.concatenate([p.corners_norm for p in parts]), np.concatenate([p.edge_rms_px for p in parts]),
                    np.concatenate([p.refined for p in parts]), np.concatenate([p.raw_px for p in parts]),
-                   np.concatenate([p.margin_dark for p in parts]))
+                   np.concatenate([p.margin_dark for p in parts]), np.concatenate([p.fit_residual for p in parts]))
 
 
 def mean_side_px(quad: np.ndarray) -> float:
@@ -422,10 +427,10 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
         return MarkerDetections.empty()
     cells = dictionary(dictionary_name).markerSize + 2
     gray_f = _FloatView(gray)
-    kept_ids, px_out, norm_out, rms_out, ok_out, raw_out, dark_out = [], [], [], [], [], [], []
+    kept_ids, px_out, norm_out, rms_out, ok_out, raw_out, dark_out, resid_out = [], [], [], [], [], [], [], []
     for marker_id, quad in zip(ids, quads):
         side_px = mean_side_px(quad)
-        dark = 0.0
+        dark, resid = 0.0, float("nan")
         if side_px >= MODEL_FIT_MAX_SIDE_PX:
             corners_px, corners_norm, rms, ok = refine_quad(gray_f, camera, quad, cells)
         elif not precise:
@@ -445,7 +450,7 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
                 if failed is not None:  # not this marker after all: a misread id or a quad cut by something in front
                     failed.append(quad)
                 continue
-            corners_px, corners_norm, ok, dark = fit[0], camera.normalize(fit[0]), refined, fit[2]
+            corners_px, corners_norm, ok, dark, resid = fit[0], camera.normalize(fit[0]), refined, fit[2], fit[1]
         kept_ids.append(int(marker_id))
         raw_out.append(quad)
         px_out.append(corners_px)
@@ -453,10 +458,11 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
         rms_out.append(rms)
         ok_out.append(ok)
         dark_out.append(dark)
+        resid_out.append(resid)
     if not kept_ids:
         return MarkerDetections.empty()
     return MarkerDetections(np.array(kept_ids, int), np.array(px_out), np.array(norm_out), np.array(rms_out),
-                            np.array(ok_out), np.array(raw_out, np.float64), np.array(dark_out))
+                            np.array(ok_out), np.array(raw_out, np.float64), np.array(dark_out), np.array(resid_out))
 
 
 class _FloatView:

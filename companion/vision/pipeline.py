@@ -31,16 +31,20 @@ UNREFINED_SIGMA_FACTOR = 4.0  # OpenCV's own corners (a marker in motion, a patt
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
 
-def side_sigma_px(side_px: float) -> float:
-    """Expected error of a refined marker side (px): 0.05 px at 17 px, 0.033 px at 26 px, 0.028 at
-    34 px (robust spread and 90th percentile of the height errors by marker size, over 20
-    randomised ray-cast and 20 path-traced bench frames together)."""
+def side_sigma_px(side_px: float, fit_residual: float = float("nan")) -> float:
+    """Expected error of a refined marker side (px). From the pattern fit's residual (a share of
+    the marker's contrast: noise, JPEG, what the model misses) where there is one: 0.011 px for a
+    21 px marker fitted to 0.02, 0.027 px to 0.04, 0.047 px to 0.066 (a fit of 956 bench minis
+    on four cameras and levels, the median error scaled to a sigma and by 1.25 for the tails);
+    else from the size alone: 0.05 px at 17 px, 0.03 px at 26 px."""
+    if math.isfinite(fit_residual):
+        return 1.2 * max(fit_residual, 0.01) ** 1.125 * (21.0 / max(side_px, 5.0)) ** 1.75
     return 0.02 + 0.02 * (21.0 / max(side_px, 5.0)) ** 2
 
 
-def height_sigma_mm(side_px: float, camera_height_mm: float) -> float:
+def height_sigma_mm(side_px: float, camera_height_mm: float, fit_residual: float = float("nan")) -> float:
     # z = Cz (1 - s / side): a relative side error maps to Cz times it in height.
-    return camera_height_mm * side_sigma_px(side_px) / max(side_px, 1.0)
+    return camera_height_mm * side_sigma_px(side_px, fit_residual) / max(side_px, 1.0)
 
 
 def camera_for(setup: Setup, width_px: int, height_px: int) -> tuple[CameraModel, bool]:
@@ -188,12 +192,13 @@ class Locator:
             # pattern fit cannot tell at 1 px a module), not a mini under the table.
             return "misread", marker_id, measured.z_mm
         mp, source = measured, "frame"
-        sigma = height_sigma_mm(mean_side_px(det.corners_px[row]), float(pose.camera_centre_mm[2]))
+        sigma = height_sigma_mm(mean_side_px(det.corners_px[row]), float(pose.camera_centre_mm[2]),
+                                float(det.fit_residual[row]))
         if not det.refined[row]:
             sigma *= UNREFINED_SIGMA_FACTOR
         # A trimmed print (felt or wood right beyond the margin) leaks dark into the fit: heights
-        # err 1.5-2.3 times as much (922 bench minis, four cameras and levels).
-        sigma *= 1 + 2 * min(float(det.margin_dark[row]), 0.5)
+        # err a third more than its residual says (956 bench minis, four cameras and levels).
+        sigma *= 1 + 0.6 * min(float(det.margin_dark[row]), 0.5)
         if marker_id in known_z_mm:
             mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id], fit), \
                 "learned"
