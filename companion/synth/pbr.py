@@ -218,13 +218,11 @@ def _mini_body(builder: MeshBuilder, m: SynthMini, card_bottom: float, shape: in
 def _marker_texture(dictionary_name: str, marker_id: int, margin_modules: float, look: Look) -> np.ndarray:
     """The printed marker and its white margin, linear albedo, rows flipped (Mitsuba's v runs up)."""
     bits = marker_bits(dictionary_name, marker_id) > 0
-    cells = bits.shape[0]
     pad = int(round(margin_modules * TEXEL_PER_MODULE))
     up = cv2.resize(bits.astype(np.uint8), None, fx=TEXEL_PER_MODULE, fy=TEXEL_PER_MODULE,
                     interpolation=cv2.INTER_NEAREST) > 0
     full = np.pad(up, pad, constant_values=True)
     tex = np.where(full, look.paper, look.ink).astype(np.float32)
-    assert full.shape[0] == cells * TEXEL_PER_MODULE + 2 * pad
     return np.repeat(np.flipud(tex)[:, :, None], 3, axis=2).copy()
 
 

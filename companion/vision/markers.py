@@ -320,7 +320,7 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
         # glossy print's glare lifts its black to a pale grey; so treated, they read again. Not
         # for frames of no setup: there is no telling when to stop, and it costs a pass.
         # Only the ids still missing are taken from it: darkened, grid lines and paint decode as
-        # markers more often (3 false ids on 20 hard bench frames when all were taken).
+        # markers more often.
         for darkened in _darkened_looks(gray):
             wanted = expected - set(id_list)
             if not wanted:
@@ -604,10 +604,7 @@ MODEL_FIT_OUTSIDE = 0.25
 MODEL_FIT_BLUR_PX = (0.2, 3.0)
 BLUR_QUANTUM_PX = 0.02  # the blur's step: far below what moves a corner
 SHAPE_EXTRA_PX = 1.0  # the spread's shape term: the pattern blurred this much more, subtracted
-# Channels of the model texture: the blurred pattern, the spread's shape term, the surroundings.
-# (The two traceless second derivatives, for a spread longer one way, took 20 randomised ray-cast
-# scenes from xy p95 1.01 to 0.96 mm and cost half as much again per fit: left out.)
-SHAPE_TERMS = 3
+SHAPE_TERMS = 3  # channels of the model texture: the blurred pattern, the spread's shape term, the surroundings
 _TEX_PX_PER_MODULE = 8
 
 
