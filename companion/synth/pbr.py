@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from companion.errors import InputError
-from companion.synth.render import blur_kernel, encode, srgb_to_linear
+from companion.synth.render import blur_kernel, encode, sharpen, srgb_to_linear
 from companion.synth.scene import KELVIN_RANGE, LEGO_RGB, Scene, SynthBrick, SynthMini, kelvin_rgb
 from companion.vision.boxfit import STUD_MM
 from companion.vision.markers import marker_bits
@@ -409,9 +409,7 @@ def develop(linear_rgb: np.ndarray, look: Look, seed: int = 0) -> np.ndarray:
     # Shot noise (variance proportional to the light) and read noise.
     sigma = np.sqrt(np.maximum(img, 0) * 4e-4 * look.noise + (1.5e-3 * look.noise) ** 2)
     img = img + rng.normal(0, 1, img.shape).astype(np.float32) * sigma.astype(np.float32)
-    display = encode(np.clip(img, 0, 1), look.gamma).astype(np.float32)
-    if look.sharpen > 0:
-        display = display + np.float32(look.sharpen) * (display - cv2.GaussianBlur(display, (0, 0), 1.0))
+    display = sharpen(encode(np.clip(img, 0, 1), look.gamma).astype(np.float32), look.sharpen)
     bgr = np.clip(np.round(display[:, :, ::-1] * 255), 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, look.jpeg_quality,
                                          cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_420])

@@ -473,10 +473,14 @@ def _camera_response(img: np.ndarray, im) -> np.ndarray:
     if im.blur_sigma_px > 0:
         linear = cv2.filter2D(linear, -1, blur_kernel(im.blur_kernel, im.blur_sigma_px, im.motion_deg),
                               borderType=cv2.BORDER_REPLICATE)
-    display = encode(linear, im.gamma).astype(np.float32)
-    if im.sharpen > 0:
-        display = display + np.float32(im.sharpen) * (display - cv2.GaussianBlur(display, (0, 0), 1.0))
-    return display * 255.0
+    return sharpen(encode(linear, im.gamma).astype(np.float32), im.sharpen) * 255.0
+
+
+def sharpen(display: np.ndarray, amount: float) -> np.ndarray:
+    """A webcam's unsharp mask (1 px radius) on display values: halos at every edge."""
+    if amount <= 0:
+        return display
+    return display + np.float32(amount) * (display - cv2.GaussianBlur(display, (0, 0), 1.0))
 
 
 def _pixel_box(scene: Scene, prim: _Primitive) -> tuple[int, int, int, int] | None:

@@ -307,12 +307,8 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
     if rescue and rescue_within is None:
         _add_new(id_list, quads, *_large_markers(gray, dictionary_name))
     if rescue and rejected is not None and len(rejected):
-        more_ids, more_quads = rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
-                                               rescue_side_px, quads)
-        id_list += more_ids
-        quads += more_quads
-        if rescued is not None:
-            rescued.update(more_ids)
+        _take_rescued(id_list, quads, *rescue_rejected(gray, rejected, dictionary_name, set(id_list), rescue_within,
+                                                       rescue_side_px, quads), rescued)
     if rescue and not quick and window_px is None and expected is not None and not expected <= set(id_list):
         # Markers the setup lists still missing: the frame with its mid-tones darkened, then also
         # its local contrast equalised. White paper clipped by an auto-exposure set for a dark
@@ -332,17 +328,22 @@ def detect_raw(gray: np.ndarray, dictionary_name: str, offset_px: tuple[int, int
                 _add_new(id_list, quads, [more_corners[k] for k in keep], np.asarray(more_ids).ravel()[keep])
             if expected <= set(id_list):
                 break
-            more_ids, more_quads = rescue_rejected(darkened, rejected_dark, dictionary_name, set(id_list),
-                                                   rescue_within, rescue_side_px, quads)
-            for i, q in zip(more_ids, more_quads):
-                if i in wanted and i not in id_list:
-                    id_list.append(i)
-                    quads.append(q)
-                    if rescued is not None:
-                        rescued.add(i)
+            _take_rescued(id_list, quads, *rescue_rejected(darkened, rejected_dark, dictionary_name, set(id_list),
+                                                           rescue_within, rescue_side_px, quads), rescued, wanted)
     if not id_list:
         return np.zeros(0, int), np.zeros((0, 4, 2))
     return np.array(id_list, int), np.array(quads).reshape(-1, 4, 2) + np.asarray(offset_px, float)
+
+
+def _take_rescued(id_list: list[int], quads: list[np.ndarray], more_ids: list[int], more_quads: list[np.ndarray],
+                  rescued: set[int] | None, wanted: set[int] | None = None) -> None:
+    """Add what a rescue found (only the `wanted` ids, if given), noting the ids in `rescued`."""
+    for marker_id, quad in zip(more_ids, more_quads):
+        if wanted is None or (marker_id in wanted and marker_id not in id_list):
+            id_list.append(marker_id)
+            quads.append(quad)
+            if rescued is not None:
+                rescued.add(marker_id)
 
 
 _DARKEN_LUT = np.round(255 * (np.arange(256) / 255.0) ** 3).astype(np.uint8)
