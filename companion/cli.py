@@ -722,7 +722,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # --- parser ----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="companion", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="companion", description=" ".join(__doc__.split()))  # whole sentences
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("locate", help="locate every roster mini and every block in one frame")
@@ -899,8 +899,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("synth", help="render synthetic tables with their setup and truth (test data)")
     p.add_argument("--out", required=True, help="folder to write into")
-    p.add_argument("--scenes", type=int, default=3)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--scenes", type=int, default=3, help="how many tables to render (default 3)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="which set of tables: the same seed renders the same tables (default 0)")
     p.add_argument("--level", choices=["standard", "hard"], default="standard")
     p.add_argument("--hands", type=int, default=0, help="hands over the table per scene")
     p.add_argument("--renderer", choices=RENDERERS, default="plain",
