@@ -75,11 +75,12 @@ def format_state(state) -> str:
     reg = state.registration
     lines = [f"table registered from anchors {reg.get('anchors_seen')} (residual {reg.get('residual_px')} px, "
              f"camera at {reg.get('camera_mm')} mm)",
-             f"{'id':>4} {'name':<18}{'player':<8}{'x mm':>8}{'y mm':>8}{'z mm':>7}{'heading':>9}"
+             f"{'id':>4} {'name':<18}{'player':<8}{'x mm':>8}{'y mm':>8}{'z mm':>7}{'±z':>6}{'heading':>9}"
              f"{'tilt':>6}{'conf':>6}  status"]
     for m in state.minis:
         lines.append(f"{m.id:>4} {m.name[:17]:<18}{m.player[:7]:<8}{m.x_mm:>8.1f}{m.y_mm:>8.1f}{m.z_mm:>7.1f}"
-                     f"{m.heading_deg:>8.1f}°{_deg(m.tilt_deg):>6}{m.confidence:>6.2f}  {m.status} ({m.height_source} height)")
+                     f"{m.z_sigma_mm:>6.1f}{m.heading_deg:>8.1f}°{_deg(m.tilt_deg):>6}{m.confidence:>6.2f}  "
+                     f"{m.status} ({m.height_source} height)")
     if not state.minis:
         lines.append("  no roster mini in view")
     for o in state.objects:
