@@ -110,8 +110,11 @@ class TableState:
         try:
             minis = tuple(_mini(m) for m in data.get("minis", []))
             objects = tuple(_mini(m) for m in data.get("objects", []))
-            blocks = tuple(BlockState(footprint_mm=tuple((float(p[0]), float(p[1])) for p in b["footprint_mm"]),
-                                      height_mm=float(b["height_mm"]), color=str(b.get("color", "")),
+            blocks = tuple(BlockState(footprint_mm=tuple((_finite(p[0], f"block {i}: footprint_mm"),
+                                                          _finite(p[1], f"block {i}: footprint_mm"))
+                                                         for p in b["footprint_mm"]),
+                                      height_mm=_finite(b["height_mm"], f"block {i}: height_mm"),
+                                      color=str(b.get("color", "")),
                                       id=int(b.get("id", i)), confidence=float(b.get("confidence", 1.0)))
                            for i, b in enumerate(data.get("blocks", [])))
             return cls(registered=bool(data.get("registered", True)), minis=minis, blocks=blocks,
@@ -127,15 +130,26 @@ _MINI_FIELDS = {"id", "x_mm", "y_mm", "z_mm", "heading_deg", "name", "player", "
                 "status", "last_seen_frame", "height_source", "z_sigma_mm"}
 
 
+def _finite(value: Any, what: str) -> float:
+    """A number every answer can stand on: NaN or infinity would be measured as 0 fingers."""
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{what} is {value!r}, not a finite number")
+    return number
+
+
 def _mini(m: dict[str, Any]) -> MiniState:
     values = {k: v for k, v in m.items() if k in _MINI_FIELDS}
     for key in ("x_mm", "y_mm", "z_mm", "heading_deg"):
         if key not in values:
             raise KeyError(f"mini {m.get('id', '?')} has no {key}")
-        values[key] = float(values[key])
+        values[key] = _finite(values[key], f"mini {m.get('id', '?')}: {key}")
     values["id"] = int(values["id"])
     if values.get("tilt_deg") is None:
         values["tilt_deg"] = 0.0
+    for key in ("tilt_deg", "confidence", "z_sigma_mm"):
+        if key in values:
+            values[key] = _finite(values[key], f"mini {values['id']}: {key}")
     return MiniState(**values)
 
 
