@@ -48,6 +48,10 @@ def cmd_locate(args: argparse.Namespace) -> int:
     from companion.vision.sources import read_image
 
     setup = load_setup(args.setup)
+    if args.draw:
+        from companion.files import check_image_target
+
+        check_image_target(args.draw)
     image = read_image(args.frame)
     background = read_image(args.background) if args.background else None
     if background is not None and background.shape != image.shape:

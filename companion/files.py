@@ -34,10 +34,25 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def check_image_target(path: str | Path) -> Path:
+    """Where an image the player asked for will go: a format OpenCV writes, in a folder that
+    exists (a typo in a folder name must not quietly create a tree). Checked before the work."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if not suffix or not cv2.haveImageWriter(f"x{suffix}"):
+        raise InputError(f"{path}: not an image file name OpenCV can write (use .png or .jpg)")
+    if not path.parent.is_dir():
+        raise InputError(f"{path}: the folder {path.parent} does not exist")
+    return path
+
+
 def write_image_atomic(path: str | Path, image: np.ndarray) -> None:
     path = Path(path)
     suffix = path.suffix.lower() or ".png"
-    ok, buf = cv2.imencode(suffix, image)
+    try:
+        ok, buf = cv2.imencode(suffix, image)
+    except cv2.error:
+        ok = False
     if not ok:
         raise InputError(f"{path}: cannot encode an image as {suffix} (try .png or .jpg)")
     write_bytes_atomic(path, buf.tobytes())

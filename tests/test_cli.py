@@ -69,6 +69,17 @@ def test_bad_input_is_one_line_and_an_exit_code(scene_files, tmp_path, setup_tex
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("draw, words", [("drawn.txt", "not an image file name"),
+                                         ("no/such/folder/drawn.png", "does not exist")])
+def test_a_bad_draw_target_is_one_line_and_creates_nothing(scene_files, tmp_path, draw, words):
+    _, folder = scene_files
+    out = run("locate", str(folder / "frame.png"), "--setup", str(folder / "setup.toml"), "--draw", str(tmp_path / draw))
+    assert out.returncode == 3 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and "Traceback" not in out.stderr
+    assert list(tmp_path.iterdir()) == []  # no folders made on the way
+
+
 def test_a_frame_without_anchors_says_not_registered(tmp_path):
     blank = tmp_path / "blank.png"
     write_image_atomic(blank, __import__("numpy").full((480, 640, 3), 128, "uint8"))
