@@ -64,6 +64,8 @@ class Table:
     blocks: tuple[Block, ...]
     objects: tuple[TableObject, ...]
     players: tuple[PlayerSpec, ...]
+    unlisted: tuple[int, ...] = ()  # ids the state placed that the setup's roster does not list
+    setup_path: str = ""
 
     @cached_property
     def _by_id(self) -> dict[int, Unit]:
@@ -73,7 +75,10 @@ class Table:
         try:
             return self._by_id[unit_id]
         except KeyError:
-            raise InputError(f"unit {unit_id}: not on the table (known: {sorted(self._by_id)})") from None
+            if unit_id in self.unlisted:
+                raise InputError(f"unit {unit_id}: on the table, but the setup {self.setup_path or '(no file)'} "
+                                 f"lists no mini with id {unit_id} (add it under [[minis]])") from None
+            raise InputError(f"unit {unit_id}: not on the table (units seen: {sorted(self._by_id)})") from None
 
     def player(self, name: str) -> PlayerSpec:
         for p in self.players:
@@ -83,10 +88,11 @@ class Table:
 
     @classmethod
     def from_state(cls, state: TableState, setup: Setup) -> "Table":
-        units = []
+        units, unlisted = [], []
         for m in state.minis:
             spec = setup.mini(m.id)
             if spec is None:
+                unlisted.append(m.id)
                 continue
             standing = m.z_mm - spec.marker_height
             units.append(Unit(id=m.id, name=spec.name, player=spec.player or m.player, faction=spec.faction,
@@ -99,4 +105,4 @@ class Table:
         objects = tuple(TableObject(o.id, specs[o.id].kind, specs[o.id].name, (o.x_mm, o.y_mm), specs[o.id].radius_mm)
                         for o in state.objects if o.id in specs)
         players = setup.players or tuple(PlayerSpec(name) for name in sorted({u.player for u in units if u.player}))
-        return cls(tuple(units), blocks, objects, players)
+        return cls(tuple(units), blocks, objects, players, tuple(unlisted), setup.path)

@@ -1,0 +1,26 @@
+"""The rules' view of a table state: a unit that cannot be answered for says why, and where to look."""
+
+import pytest
+
+from companion.errors import InputError
+from companion.rules.table import Table
+from companion.setup_file import MiniSpec, PlayerSpec, Setup, TableSpec
+from companion.state import MiniState, TableState
+
+
+def _table() -> Table:
+    setup = Setup(path="club/table.toml", table=TableSpec(1200.0, 800.0), dictionary="DICT_4X4_50", anchors=(),
+                  camera=None, players=(PlayerSpec("red"),), minis=(MiniSpec(id=4, name="orc", marker_mm=20.0, player="red"),))
+    state = TableState(registered=True, minis=(MiniState(4, 100.0, 100.0, 40.0, 90.0), MiniState(8, 300.0, 100.0, 40.0, 90.0)))
+    return Table.from_state(state, setup)
+
+
+def test_a_unit_placed_but_not_in_the_roster_names_the_setup_file():
+    with pytest.raises(InputError) as raised:
+        _table().unit(8)
+    assert "club/table.toml" in str(raised.value) and "[[minis]]" in str(raised.value)
+
+
+def test_a_unit_not_placed_lists_the_units_seen():
+    with pytest.raises(InputError, match=r"unit 9: not on the table \(units seen: \[4\]\)"):
+        _table().unit(9)
