@@ -331,7 +331,6 @@ def build_scene(scene: Scene, look: Look, samples: int | None = None):
         half = a.size_mm * (bits.shape[0] + 2) / bits.shape[0] / 2
         d[f"anchor{k}"] = _rect(mi, (a.x_mm, a.y_mm), half, half, a.rotation_deg, 0.1,
                                 _textured(mi, _marker_texture(scene.dictionary, a.id, 1.0, look), look.paper_roughness))
-    bodies: dict[int, MeshBuilder] = {}
     for k, m in enumerate(scene.minis):
         cells = marker_bits(scene.dictionary, m.id).shape[0]
         half_tile = m.marker_mm * (cells + 2 * m.margin_modules) / cells / 2

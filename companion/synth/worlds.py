@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.synth import RENDERERS
 from companion.synth.render import Renderer
 from companion.synth.scene import Scene, random_scene, scene_truth
-
-from companion.synth import RENDERERS  # noqa: F401  (re-exported)
 
 
 def bench_scene(renderer: str, seed: int, level: str = "standard", **kwargs) -> Scene:

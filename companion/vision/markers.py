@@ -748,7 +748,6 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         gram += np.eye(len(gram)) * (1e-9 + 1e-6 * np.trace(gram))
         return raw - b0.T @ np.linalg.solve(gram, b0 @ raw)
 
-
     def residual(params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         res, coef = residuals(render(params[None, :8].reshape(1, 4, 2), float(params[8])))
         return res[0], coef[0]
