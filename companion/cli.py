@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from companion.commands import forgod as forgod_commands, load_table, print_json as _print_json
 from companion.errors import CompanionError, InputError
 from companion.synth import RENDERERS
 
@@ -24,11 +25,6 @@ def _progress(enabled: bool) -> Callable[[int, int], None] | None:
         print(f"\r  {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
     return show
-
-
-def _print_json(data: dict) -> None:
-    json.dump(data, sys.stdout, ensure_ascii=False)
-    sys.stdout.write("\n")
 
 
 def _report(args: argparse.Namespace, result: dict, format_table: Callable[[dict], str]) -> int:
@@ -104,15 +100,7 @@ def _deg(value: float) -> str:
 # --- rules: knight ---------------------------------------------------------------------------------
 
 def _table(args: argparse.Namespace):
-    from companion.rules.table import Table
-    from companion.setup_file import load_setup
-    from companion.state import load_state
-
-    setup = load_setup(args.setup)
-    state = load_state(args.state)
-    if not state.registered:
-        raise InputError(f"{args.state}: the table was not registered in this state ({state.reason})")
-    return setup, Table.from_state(state, setup)
+    return load_table(args.setup, args.state)
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -845,6 +833,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = ksub.add_parser("control", help="who controls each strategic object")
     rules_args(p)
     p.set_defaults(func=cmd_knight_control)
+
+    forgod_commands.add_group(sub)
 
     printing = sub.add_parser("print", help="printable markers and the calibration board (PDF and SVG)")
     psub = printing.add_subparsers(dest="what", required=True, metavar="WHAT")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ DICTIONARIES = (
     "DICT_ARUCO_ORIGINAL", "DICT_APRILTAG_16h5", "DICT_APRILTAG_25h9",
     "DICT_APRILTAG_36h10", "DICT_APRILTAG_36h11",
 )
-RULESETS = ("knight", "contienda", "infinity", "forgod")
 OBJECT_KINDS = ("castle", "obelisk", "garden", "mine", "crystal", "catapult")
 ADULT_HAND_MM, ADULT_FINGER_MM = 178.0, 20.0
 CHILD_HAND_MM, CHILD_FINGER_MM = 152.0, 16.0
@@ -69,6 +68,10 @@ class MiniSpec:
     height_mm: float = 40.0  # model height above what it stands on
     marker_height_mm: float | None = None  # marker centre above the base; default height_mm
     height_given: bool = False  # the file gave height_mm or marker_height_mm (a measured value, not the default)
+    extra: tuple[tuple[str, Any], ...] = ()  # the rule system's own keys (F0R60D's type, level, ...), as written
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return next((v for k, v in self.extra if k == key), default)
 
     @property
     def marker_height(self) -> float:
@@ -95,7 +98,8 @@ class Setup:
     players: tuple[PlayerSpec, ...] = ()
     minis: tuple[MiniSpec, ...] = ()
     objects: tuple[ObjectSpec, ...] = ()
-    sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # ruleset tables: hex, grid, infinity
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # ruleset tables: hex, infinity, forgod
+    rules: Any = None  # the rule system's own reading of its section and roster keys (a frozen value), if it has one
 
     def mini(self, marker_id: int) -> MiniSpec | None:
         return next((m for m in self.minis if m.id == marker_id), None)
@@ -198,20 +202,19 @@ def _array_of_tables(p: _Problems, data: dict, key: str) -> list[dict]:
     return value
 
 
-_TOP_KEYS = {"table", "markers", "anchors", "camera", "ruleset", "players", "minis", "objects",
-             "hex", "grid", "infinity"}
-# Ruleset tables are validated by their rule systems; here only their shape and known keys.
-_SECTION_KEYS = {
-    "hex": {"size_mm", "origin_x_mm", "origin_y_mm", "orientation", "columns", "rows"},
-    "grid": {"square_mm", "origin_x_mm", "origin_y_mm", "columns", "rows_per_side", "gap_mm"},
-    "infinity": {"circular_template_mm"},
-}
+_TOP_KEYS = {"table", "markers", "anchors", "camera", "ruleset", "players", "minis", "objects"}
+_MINI_KEYS = {"id", "name", "marker_mm", "player", "faction", "class", "base_mm", "height_mm", "marker_height_mm"}
 
 
 def parse_setup(data: dict[str, Any], path: str) -> Setup:
     """Validate an already-parsed TOML document; raises SetupError listing every problem."""
+    from companion.rules.registry import systems  # imported here: the rule systems import this module
+
+    known = systems()
     p = _Problems(path)
-    _unknown(p, data, _TOP_KEYS, "")
+    ruleset = _choice(p, data, "ruleset", "name", "knight", tuple(known), f"one of {', '.join(known)}")
+    system = known.get(ruleset)
+    _unknown(p, data, _TOP_KEYS | {s.section for s in known.values() if s.section}, "")
 
     table_t = _section(p, data, "table")
     _unknown(p, table_t, {"width_mm", "depth_mm"}, "table")
@@ -240,8 +243,6 @@ def parse_setup(data: dict[str, Any], path: str) -> Setup:
         _unknown(p, cam_t, {"matrix", "distortion"}, "camera")
         camera = _camera(p, cam_t)
 
-    ruleset = _choice(p, data, "ruleset", "name", "knight", RULESETS, f"one of {', '.join(RULESETS)}")
-
     players = []
     for i, pl in enumerate(_array_of_tables(p, data, "players")):
         where = f"players[{i}]"
@@ -255,11 +256,10 @@ def parse_setup(data: dict[str, Any], path: str) -> Setup:
         ))
 
     minis = []
-    mini_keys = {"id", "name", "marker_mm", "player", "faction", "class", "base_mm", "height_mm",
-                 "marker_height_mm"}
+    system_keys = system.mini_keys if system else frozenset()
     for i, m in enumerate(_array_of_tables(p, data, "minis")):
         where = f"minis[{i}]"
-        _unknown(p, m, mini_keys, where)
+        _unknown(p, m, _MINI_KEYS | system_keys, where)
         marker_id = _integer(p, m, "id", where)
         minis.append(MiniSpec(
             id=marker_id if marker_id is not None else -1,
@@ -272,6 +272,7 @@ def parse_setup(data: dict[str, Any], path: str) -> Setup:
             height_mm=_number(p, m, "height_mm", where, 40.0) or 0.0,
             marker_height_mm=_number(p, m, "marker_height_mm", where, None),
             height_given="height_mm" in m or "marker_height_mm" in m,
+            extra=tuple((k, v) for k, v in m.items() if k in system_keys),
         ))
 
     objects = []
@@ -290,17 +291,19 @@ def parse_setup(data: dict[str, Any], path: str) -> Setup:
         ))
 
     sections = {}
-    for name, allowed in _SECTION_KEYS.items():
-        if name in data:
-            sec = _section(p, data, name)
-            _unknown(p, sec, allowed, name)
-            sections[name] = dict(sec)
+    for other in known.values():  # a system's table is checked for known keys even under another ruleset
+        if other.section and other.section in data:
+            sec = _section(p, data, other.section)
+            _unknown(p, sec, other.section_keys, other.section)
+            sections[other.section] = dict(sec)
 
     _cross_checks(p, anchors, players, minis, objects)
+    setup = Setup(path=path, table=table, dictionary=dictionary, anchors=tuple(anchors),
+                  camera=camera, ruleset=ruleset, players=tuple(players), minis=tuple(minis),
+                  objects=tuple(objects), sections=sections)
+    rules = system.read_setup(setup, p.add) if system and system.read_setup else None
     p.raise_if_any()
-    return Setup(path=path, table=table, dictionary=dictionary, anchors=tuple(anchors),
-                 camera=camera, ruleset=ruleset, players=tuple(players), minis=tuple(minis),
-                 objects=tuple(objects), sections=sections)
+    return replace(setup, rules=rules) if rules is not None else setup
 
 
 def _camera(p: _Problems, cam: dict) -> CameraSpec | None:
@@ -375,6 +378,8 @@ def toml_value(value: Any) -> str:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table: F0R60D's area overrides
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot write {value!r} to TOML")
 
 
@@ -403,6 +408,7 @@ def setup_to_toml(setup: Setup) -> str:
             lines.append(f"height_mm = {toml_value(m.height_mm)}")
         if m.marker_height_mm is not None:
             lines.append(f"marker_height_mm = {toml_value(m.marker_height_mm)}")
+        lines += [f"{key} = {toml_value(value)}" for key, value in m.extra]
         lines.append("")
     for o in setup.objects:
         lines += ["[[objects]]", f"id = {o.id}", f"kind = {toml_value(o.kind)}", f"radius_mm = {toml_value(o.radius_mm)}",

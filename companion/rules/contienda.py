@@ -298,3 +298,9 @@ def morale(mod: int = 0) -> dict:
     """2d6 + mod: 10+ holds, 7-9 at disadvantage, 6- flees."""
     b = odds(mod)
     return {"holds": float(b.full), "disadvantage": float(b.partial), "flees": float(b.miss)}
+
+
+from companion.rules.registry import RuleSystem  # noqa: E402  (the descriptor, after what it describes)
+
+SYSTEM = RuleSystem("contienda", "Contienda Arcana", section="hex",
+                    section_keys=frozenset({"size_mm", "origin_x_mm", "origin_y_mm", "orientation", "columns", "rows"}))

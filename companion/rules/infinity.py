@@ -199,3 +199,8 @@ def template_attack(table: Table, attacker_id: int, target_id: int | None = None
             expected += float(f2f.a_wins)
     return TemplateAttack(attacker.id, target.id if target else None, centre, radius_mm, tuple(u.id for u in affected),
                           allies, lof, why, odds, expected)
+
+
+from companion.rules.registry import RuleSystem  # noqa: E402  (the descriptor, after what it describes)
+
+SYSTEM = RuleSystem("infinity", "Infinity", section="infinity", section_keys=frozenset({"circular_template_mm"}))
