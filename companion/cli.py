@@ -235,6 +235,25 @@ def cmd_knight_watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_knight_ledger(args: argparse.Namespace) -> int:
+    from companion.rules.knight.ledger import ledger
+
+    setup, now = _table(args)
+    _, before = load_table(args.setup, args.before)
+    result = ledger(before, now, args.player, (setup.table.width_mm, setup.table.depth_mm))
+    if args.json:
+        _print_json(result.to_json())
+        return 0
+    print(f"{args.player}'s turn: {result.ap_spent} AP spent")
+    for entry in (*result.moves, *result.turns):
+        print(f"  {entry.ap} AP: {entry.why}")
+    for f in result.fortifications:
+        print(f"  {f.bricks} AP: fortification {f.why}")
+    for w in result.warnings:
+        print(f"  warning: {w}")
+    return 0
+
+
 def cmd_knight_game(args: argparse.Namespace) -> int:
     from companion.files import write_text_atomic
     from companion.rules.knight import game as g
@@ -769,6 +788,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--before", help="the state at the start of the turn: new blocks are fortifications")
     p.add_argument("--player", help="whose turn placed the new blocks")
     p.set_defaults(func=cmd_knight_watch)
+    p = ksub.add_parser("ledger", help="what a turn spent between two states: moves, turns, fortifications, in AP")
+    rules_args(p)
+    p.add_argument("--before", required=True, metavar="START", help="the state at the start of the turn")
+    p.add_argument("--player", required=True, help="the acting player (distances in their hand and finger)")
+    p.set_defaults(func=cmd_knight_ledger)
     p = ksub.add_parser("game", help="a saved game: turns, dice, rounds, the siege counter, undo")
     p.add_argument("action", choices=["new", "show", "roll", "convert", "spend", "interrupt", "died", "end-turn", "undo"])
     p.add_argument("--setup", required=True)

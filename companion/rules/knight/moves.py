@@ -84,6 +84,15 @@ def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: t
     return regions
 
 
+def cheapest_ap(table: Table, unit: Unit, displacement_mm: Point, ap_limit: int, profile: PlayerSpec,
+                bounds_mm: tuple[float, float] | None = None, cell_mm: float = CELL_MM) -> int | None:
+    """The AP of the cheapest path (walking round or climbing over blocks) that moves the unit by
+    `displacement_mm`, to the nearest grid cell, its base staying on the table within `bounds_mm`;
+    None when it costs more than `ap_limit`."""
+    cell = (round(displacement_mm[0] / cell_mm), round(displacement_mm[1] / cell_mm))
+    return _costs(table, unit, ap_limit, profile, bounds_mm, cell_mm).get(cell)
+
+
 def _costs(table: Table, unit: Unit, ap: int, profile: PlayerSpec, bounds_mm: tuple[float, float] | None,
            cell_mm: float) -> dict[tuple[int, int], int]:
     """AP to reach each displacement (in cells, relative to the unit's own centre) within `ap`."""
