@@ -1,0 +1,84 @@
+"""`companion infinity ...`: Face to Face odds and the circular template."""
+
+from __future__ import annotations
+
+import argparse
+
+from companion.commands import load_table, print_json, rules_args
+from companion.errors import InputError
+
+
+def cmd_f2f(args: argparse.Namespace) -> int:
+    from companion.rules.infinity import face_to_face
+
+    result = face_to_face(args.sv_a, args.burst_a, args.sv_b, args.burst_b)
+    if args.json:
+        print_json(result.to_json())
+    else:
+        print(f"A (SV {args.sv_a}, burst {args.burst_a}) wins {float(result.a_wins):.2%} "
+              f"(critical {float(result.a_critical):.2%}), B (SV {args.sv_b}, burst {args.burst_b}) wins "
+              f"{float(result.b_wins):.2%}, nobody {float(result.none):.2%}; A's expected hits "
+              f"{float(result.a_expected_hits):.3f}")
+    return 0
+
+
+def cmd_template(args: argparse.Namespace) -> int:
+    from companion.rules.infinity import CIRCULAR_TEMPLATE_MM, clamp_mods, template_attack
+
+    setup, table = load_table(args.setup, args.state)
+    diameter = float(setup.sections.get("infinity", {}).get("circular_template_mm", CIRCULAR_TEMPLATE_MM))
+    point = None
+    if args.point:
+        try:
+            point = tuple(float(v) for v in args.point.split(","))
+        except ValueError:
+            raise InputError("--point: X,Y in mm") from None
+    reactions = {}
+    for spec in args.dodge or []:
+        unit, _, ph = spec.partition(":")
+        reactions[int(unit)] = {"dodge_ph": int(ph)}
+    for spec in args.shoot_back or []:
+        unit, _, rest = spec.partition(":")
+        sv, _, burst = rest.partition("x")
+        reactions[int(unit)] = {"sv": int(sv), "burst": int(burst or 1)}
+    result = template_attack(table, args.attacker, args.target, point, diameter / 2,
+                             args.sv + clamp_mods(args.mods), args.burst, reactions)
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    print(f"template ({diameter:g} mm) on {'trooper ' + str(result.target) if result.target is not None else 'the point'}: "
+          f"affects {list(result.affected) or 'nobody'}")
+    if result.cancelled_by:
+        print(f"CANCELLED: the template covers the attacker's own trooper(s) {list(result.cancelled_by)}")
+    print(("line of fire: " if result.line_of_fire else "") + result.line_of_fire_why)
+    for unit, odds in result.odds.items():
+        print(f"  trooper {unit} ({odds['reaction']}): hit {odds['a_wins']:.1%}, nothing {odds['none']:.1%}, "
+              f"it wins {odds['b_wins']:.1%}")
+    if result.odds:
+        print(f"expected troopers hit: {result.expected_hits:.2f}")
+    return 0
+
+
+
+def add_group(sub: argparse._SubParsersAction) -> None:
+    infinity = sub.add_parser("infinity", help="Infinity: impact templates and Face to Face odds")
+    isub = infinity.add_subparsers(dest="infinity", required=True, metavar="QUESTION")
+    p = isub.add_parser("f2f", help="exact Face to Face odds (d20, bursts, criticals)")
+    p.add_argument("--sv-a", type=int, required=True)
+    p.add_argument("--burst-a", type=int, default=1)
+    p.add_argument("--sv-b", type=int, required=True, help="0 for a Normal roll (nobody opposes)")
+    p.add_argument("--burst-b", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_f2f)
+    p = isub.add_parser("template", help="who is under the circular template, line of fire, odds per trooper")
+    rules_args(p)
+    p.add_argument("--attacker", type=int, required=True)
+    p.add_argument("--target", type=int, help="the Main Target")
+    p.add_argument("--point", help="X,Y: no-target ammunition (smoke) on a table point")
+    p.add_argument("--sv", type=int, default=13, help="the attacker's attribute (BS, PH ...)")
+    p.add_argument("--mods", type=int, default=0, help="MODs from the Main Target (capped at +/-12)")
+    p.add_argument("--burst", type=int, default=1)
+    p.add_argument("--dodge", nargs="*", metavar="ID:PH", help="troopers that dodge, with their PH")
+    p.add_argument("--shoot-back", nargs="*", metavar="ID:SVxB", help="troopers that shoot back: SV and burst")
+    p.set_defaults(func=cmd_template)
+
