@@ -6,6 +6,7 @@ the numbers would be; `legal` and `reasons` say whether it may happen.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from companion.errors import InputError
@@ -93,7 +94,10 @@ def _line_modifiers(attacker: Placed, target: Placed) -> list[Modifier]:
 
 
 def attack(rules: Forgod, placed: dict[int, Placed], attacker_id: int, target_id: int, charge: bool = False,
-           flank: bool = False, far: bool = False) -> Verdict:
+           flank: bool = False, far: bool = False, effects: Sequence[tuple[int, str, Modifier]] = (),
+           guarded_by: int | None = None) -> Verdict:
+    """`effects`: the engagement's standing modifiers (ForgodGame.effects: shields, charges under way,
+    covered charges); `guarded_by`: the royal guard in front of the target commander, if any."""
     for role, card_id in (("--attacker", attacker_id), ("--target", target_id)):
         if card_id not in placed:
             known = sorted(placed)
@@ -127,7 +131,13 @@ def attack(rules: Forgod, placed: dict[int, Placed], attacker_id: int, target_id
     elif charge:
         mods.append(Modifier("charge", CHARGE_MULTIPLIER, "multiplier", "damage x2 (x4 on a critical)"))
 
+    for card_id, role, mod in effects:
+        if card_id == target_id and role in ("target", "covered"):  # "covered": its attackers suffer it
+            mods.append(mod)
+
     problems, in_area = [], False
+    if guarded_by is not None and guarded_by != attacker_id:
+        problems.append(f"{tc.name} ({tc.id}) is behind its royal guard (card {guarded_by}): strike the guard first")
     for p in (a, t):
         if p.square is None:
             problems.append(f"card {p.card.id} ({p.card.name}) is off the board")
