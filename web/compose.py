@@ -11,13 +11,11 @@ import threading
 from dataclasses import dataclass
 from functools import cached_property
 
-from companion.rules.knight.attack import AttackVerdict, range_mm, targets
-from companion.rules.knight.control import Control, control_all
-from companion.rules.knight.game import Game
-from companion.rules.knight.measure import in_hands_and_fingers
-from companion.rules.knight.squads import squads
-from companion.rules.table import Table, Unit
+from typing import Any, Callable
+
+from companion.rules.table import Table
 from companion.setup_file import PlayerSpec, Setup
+from web.rulesets import WebRules, web_rules
 from web.snapshots import Snapshot
 
 PALETTE = {"red": "#d7263d", "blue": "#1b6fd8", "green": "#2e9e4f", "yellow": "#e0b000", "white": "#e8e8e8",
@@ -38,8 +36,22 @@ class TableView:
 
     snapshot: Snapshot
     setup: Setup
-    game: Game | None
+    game: Any  # the rule system's saved game, or None
     game_version: int
+
+    @cached_property
+    def rules(self) -> WebRules:
+        return web_rules(self.setup.ruleset)
+
+    @cached_property
+    def _memo(self) -> dict[str, Any]:
+        return {}
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A rule system's answer about this view, computed once (a view is immutable)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @cached_property
     def camera_table(self) -> Table:
@@ -51,15 +63,17 @@ class TableView:
         """The table the rules play on: for a game, its dead as skeletons and its gone left out."""
         return self.game.table_view(self.camera_table) if self.game is not None else self.camera_table
 
-    @cached_property
-    def controls(self) -> tuple[Control, ...]:
-        """Who holds each strategic object now (asked by every state poll and every end of turn)."""
-        return tuple(control_all(self.table))
-
     def profile(self, name: str | None) -> PlayerSpec:
         if name:
             return self.table.player(name)
         return self.setup.players[0] if self.setup.players else PlayerSpec("table")
+
+    @cached_property
+    def base_objects_json(self) -> list[dict]:
+        """Strategic objects where the camera saw them (a rule system adds who holds them)."""
+        return [{"id": o.id, "kind": o.kind, "name": o.name, "x_mm": round(o.centre[0], 1),
+                 "y_mm": round(o.centre[1], 1), "radius_mm": o.radius_mm, "controller": None, "why": ""}
+                for o in self.table.objects]
 
     @cached_property
     def state_json(self) -> dict:
@@ -75,12 +89,7 @@ class TableView:
                           "heading_deg": round(u.heading_deg, 1), "base_mm": round(2 * u.base_radius_mm, 1),
                           "standing_mm": round(u.standing_mm, 1), "seen": u.status, "status": game_status,
                           "last_seen_frame": mini.last_seen_frame if mini else None})
-        controls = {c.object_id: c for c in self.controls} if self.setup.ruleset == "knight" else {}
-        objects = [{"id": o.id, "kind": o.kind, "name": o.name, "x_mm": round(o.centre[0], 1),
-                    "y_mm": round(o.centre[1], 1), "radius_mm": o.radius_mm,
-                    "controller": controls[o.id].controller if o.id in controls else None,
-                    "why": controls[o.id].why if o.id in controls else ""} for o in self.table.objects]
-        return {
+        out = {
             "table": {"width_mm": self.setup.table.width_mm, "depth_mm": self.setup.table.depth_mm},
             "ruleset": self.setup.ruleset,
             "players": [{"name": p.name, "colour": player_colour(self.setup, p.name), "hand_mm": p.hand_mm,
@@ -90,50 +99,20 @@ class TableView:
             "blocks": [{"id": b.id, "footprint_mm": [[round(x, 1), round(y, 1)] for x, y in b.footprint_mm],
                         "height_mm": round(b.height_mm, 1), "color": b.color, "confidence": b.confidence}
                        for b in s.blocks],
-            "squads": [g for g in squads(self.table) if len(g) > 1] if self.setup.ruleset == "knight" else [],
-            "objects": objects,
+            "squads": [],
+            "objects": self.base_objects_json,
             "unknown_markers": [m.id for m in s.unknown_markers],
             "warnings": list(s.warnings),
         }
+        return out | self.rules.state_json(self) if self.rules.state_json else out
 
     def unit_detail(self, unit_id: int, player: str | None) -> dict:
-        """The tapped unit: its range in the acting player's units and a verdict on every enemy."""
+        """The tapped unit, and what its rule system says about it (range, a verdict on every enemy)."""
         unit = self.table.unit(unit_id)
         profile = self.profile(player or unit.player)
-        reach = range_mm(unit.unit_class, profile)
         out = {"id": unit.id, "name": unit.name, "player": unit.player, "class": unit.unit_class,
-               "acting_player": profile.name,
-               "range": in_hands_and_fingers(reach, profile).to_json() | {"mm": round(reach, 1)} if reach else None,
-               "enemies": []}
-        if self.setup.ruleset != "knight":
-            return out
-        for verdict in targets(self.table, unit.id, player=profile.name):
-            out["enemies"].append(verdict_json(verdict, self.table.unit(verdict.target)))
-        return out
-
-
-def verdict_json(verdict: AttackVerdict, target: Unit) -> dict:
-    return {"target": target.id, "name": target.name, "chips": chips(verdict), **verdict.to_json()}
-
-
-def chips(v: AttackVerdict) -> list[dict]:
-    """Short labels for the verdict, each straight from one of its fields: kind good | bad | info."""
-    out = [{"text": "can attack" if v.legal else "cannot attack", "kind": "good" if v.legal else "bad"}]
-    out.append({"text": "in range" if v.in_range else f"out of range ({v.measure.text})",
-                "kind": "good" if v.in_range else "bad"})
-    if not v.in_view:
-        out.append({"text": "out of view", "kind": "bad"})
-    full = [b for b in v.cover.blocks if b.kind == "full"]
-    if full:
-        out.append({"text": f"blocked by block {full[0].id}", "kind": "bad"})
-    elif v.cover.partial:
-        out.append({"text": f"partial cover x{v.cover.partial}", "kind": "info"})
-    if v.back_attack:
-        bonus = sum(m.value for m in v.attack_modifiers if "back" in m.name)
-        out.append({"text": f"back attack {bonus:+d}" if bonus else "back attack", "kind": "good"})
-    if v.elevation:
-        out.append({"text": "from above", "kind": "info"})
-    return out
+               "acting_player": profile.name, "range": None, "enemies": []}
+        return out | self.rules.unit_json(self, unit, profile) if self.rules.unit_json else out
 
 
 class ViewCache:
@@ -143,7 +122,7 @@ class ViewCache:
         self._lock = threading.Lock()
         self._view: TableView | None = None
 
-    def get(self, snapshot: Snapshot, setup: Setup, game: Game | None, game_version: int) -> TableView:
+    def get(self, snapshot: Snapshot, setup: Setup, game: Any, game_version: int) -> TableView:
         def fresh(view: TableView | None) -> bool:
             return view is not None and view.snapshot.state is snapshot.state and view.game is game \
                 and view.game_version == game_version

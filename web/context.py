@@ -10,6 +10,7 @@ from flask import current_app
 
 from companion.setup_file import Setup
 from web.compose import TableView, ViewCache
+from web.rulesets import WebRules, web_rules
 from web.snapshots import SnapshotHub
 from web.store import GameStore
 
@@ -19,7 +20,7 @@ class Companion:
     setup: Setup
     hub: SnapshotHub
     token: str  # the join secret (in the QR code; becomes the session cookie)
-    store: GameStore | None = None  # Knight games are saved; the other rule systems keep no turn log here
+    store: GameStore | None = None  # the saved game, for rule systems that keep one
     allowed_hosts: frozenset[str] = frozenset({"localhost", "127.0.0.1", "::1"})
     join_url: str = ""  # what the QR code says
     views: ViewCache = field(default_factory=ViewCache)
@@ -28,6 +29,10 @@ class Companion:
     def csrf(self) -> str:
         """The header token state-changing requests carry (the page gets it; other sites cannot)."""
         return hmac.new(self.token.encode(), b"state-changing request", hashlib.sha256).hexdigest()
+
+    @property
+    def rules(self) -> WebRules:
+        return web_rules(self.setup.ruleset)
 
     def view(self) -> TableView:
         game = self.store.game if self.store is not None else None

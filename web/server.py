@@ -17,7 +17,7 @@ import time
 import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from waitress.server import create_server
 
@@ -28,6 +28,7 @@ from web import create_app
 from web.camera_loop import CameraLoop
 from web.context import Companion
 from web.qr import qr_text
+from web.rulesets import web_rules
 from web.snapshots import SnapshotHub, empty_snapshot
 from web.store import GameStore, data_dir
 
@@ -70,7 +71,7 @@ def load_token(folder: Path, new: bool) -> str:
     return token
 
 
-def open_store(folder: Path, name: str, setup: Setup, new: bool) -> GameStore:
+def open_store(folder: Path, name: str, setup: Setup, new: bool, game_type: Any) -> GameStore:
     path = folder / "games" / f"{name}.sqlite"
     if new and path.exists():
         keep = path.with_name(f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.sqlite")
@@ -80,7 +81,7 @@ def open_store(folder: Path, name: str, setup: Setup, new: bool) -> GameStore:
             if side.exists():
                 shutil.move(str(side), str(keep) + suffix)
         print(f"previous game kept as {keep}")
-    return GameStore(path, setup)
+    return GameStore(path, setup, game_type)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -109,7 +110,8 @@ class CompanionServer:
         folder = options.data_dir or data_dir()
         folder.mkdir(parents=True, exist_ok=True)
         token = load_token(folder, options.new_token)
-        self.store = open_store(folder, options.game_name, setup, options.new_game) if setup.ruleset == "knight" else None
+        game_type = web_rules(setup.ruleset).game
+        self.store = open_store(folder, options.game_name, setup, options.new_game, game_type) if game_type else None
         self.hub = SnapshotHub(empty_snapshot(description))
         lan = lan_address()
         hosts = {"localhost", "127.0.0.1", "::1", lan, socket.gethostname().lower(),
@@ -154,7 +156,7 @@ class CompanionServer:
     def announce(self) -> None:
         setup = self.companion.setup
         print(f"table companion: {self.description}; rules: {setup.ruleset}; saved game: "
-              f"{self.store.path if self.store else 'none (turns are tracked for Knight games)'}")
+              f"{self.store.path if self.store else 'none (these rules keep no turn log)'}")
         print(f"join from a phone on this network (trusted networks only): {self.join_url}")
         print(qr_text(self.join_url))
         print(f"host screen: {self.host_url}")

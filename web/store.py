@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 from companion.errors import InputError
+from typing import Any
+
 from companion.rules.knight.game import Event, Game, IllegalEvent, event_from_json
 from companion.setup_file import Setup
 
@@ -46,11 +48,15 @@ def data_dir() -> Path:
 
 
 class GameStore:
-    """One saved game per file; thread-safe (requests come from waitress's worker threads)."""
+    """One saved game per file; thread-safe (requests come from waitress's worker threads).
 
-    def __init__(self, path: Path, setup: Setup) -> None:
+    `game_type` is the rule system's game (Knight's by default): a class with `new(setup, **params)`,
+    `from_json(data, setup)`, `push`, `pop`, `mode`, `players`, `castle_holder` and `log`."""
+
+    def __init__(self, path: Path, setup: Setup, game_type: Any = Game) -> None:
         self.path = path
         self.setup = setup
+        self.game_type = game_type
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -60,33 +66,33 @@ class GameStore:
             self._db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise InputError(f"{path}: not a saved game ({exc})") from None
-        self.game: Game | None = self._load()
+        self.game: Any = self._load()
         self.version = 0  # bumps on every change, so cached answers know when they are stale
 
-    def _load(self) -> Game | None:
+    def _load(self) -> Any:
         row = self._db.execute("SELECT mode, players, castle_holder FROM game WHERE id = 1").fetchone()
         if row is None:
             return None
         events = [json.loads(e) for (e,) in self._db.execute("SELECT event FROM events ORDER BY seq")]
         try:
-            return Game.from_json({"mode": row[0], "players": json.loads(row[1]), "castle_holder": row[2],
+            return self.game_type.from_json({"mode": row[0], "players": json.loads(row[1]), "castle_holder": row[2],
                                    "events": events}, self.setup)
         except (ValueError, KeyError) as exc:
             raise InputError(f"{self.path}: the saved game does not replay with this setup ({exc})") from None
 
-    def new(self, mode: str, castle_holder: str | None) -> Game:
+    def new(self, mode: str | None = None, castle_holder: str | None = None) -> Any:
         """A fresh game (ValueError for a bad mode or holder); the old one is replaced."""
-        game = Game(self.setup, mode, castle_holder=castle_holder)
+        game = self.game_type.new(self.setup, mode=mode, castle_holder=castle_holder)
         with self._lock, self._transaction():
             self._db.execute("DELETE FROM events")
             self._db.execute("DELETE FROM game")
             self._db.execute("INSERT INTO game VALUES (1, ?, ?, ?, ?)",
-                             (mode, json.dumps(list(game.players)), castle_holder, time.time()))
+                             (game.mode, json.dumps(list(game.players)), game.castle_holder, time.time()))
             self.game = game
             self.version += 1
         return game
 
-    def push(self, event: Event) -> Game:
+    def push(self, event: Event) -> Any:
         """Check, apply and commit one event (IllegalEvent if not allowed now)."""
         with self._lock:
             game = self._require()
@@ -123,7 +129,7 @@ class GameStore:
         with self._lock:
             self._db.close()
 
-    def _require(self) -> Game:
+    def _require(self) -> Any:
         if self.game is None:
             raise IllegalEvent("no game yet: start one (mode and, for a siege, who holds the castle)")
         return self.game

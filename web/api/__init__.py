@@ -16,12 +16,6 @@ class ApiError(Exception):
         self.status, self.reason, self.field = status, reason, field
 
 
-def require_ruleset(setup, name: str, what: str) -> None:
-    """409 when this table plays another rule system than the one `what` belongs to."""
-    if setup.ruleset != name:
-        raise ApiError(409, f"{what} belong to the {name} rules; this table plays {setup.ruleset}")
-
-
 def bad(field: str, reason: str) -> ApiError:
     return ApiError(400, f"{field}: {reason}", field)
 
@@ -58,10 +52,14 @@ def body() -> dict:
 
 
 def register(app: Flask) -> None:
-    from web.api import attack, contienda, game, health, infinity, log, measure, moves, objects, squads, state, units
+    from web.api import health, log, measure, state, units
+    from web.rulesets import all_web_rules
 
-    for module in (state, units, measure, attack, moves, squads, objects, game, log, health, contienda, infinity):
+    for module in (state, units, measure, log, health):
         app.register_blueprint(module.bp, url_prefix="/api")
+    for rules in all_web_rules():  # each rule system's own endpoints (409 on a table playing another)
+        for bp in rules.blueprints:
+            app.register_blueprint(bp, url_prefix="/api")
 
     @app.errorhandler(ApiError)
     def api_error(exc: ApiError) -> tuple[Response, int]:

@@ -13,14 +13,13 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.rules.contienda import HexGrid, cells, charge_lanes, deployment_problems, flanked, odds, reach
-from web.api import arg_bool, arg_int, bad, require_ruleset
+from web.api import arg_bool, arg_int, bad
 from web.context import Companion, companion
 
 bp = Blueprint("contienda", __name__)
 
 
 def _grid(c: Companion) -> HexGrid:
-    require_ruleset(c.setup, "contienda", "hex cells")
     return HexGrid.from_setup(c.setup.sections.get("hex", {}))
 
 

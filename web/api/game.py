@@ -1,6 +1,6 @@
 """The Knight game: turns, WBR dice, rounds, the siege counter, deaths, undo. Saved in SQLite.
 
-GET /api/game -> {available, exists, mode, round, rounds_done, siege_rounds, turn, next, dice_left,
+GET /api/game (Knight) -> {available, exists, mode, round, rounds_done, siege_rounds, turn, next, dice_left,
 coins, winner, win_reason, units {id: alive|skeleton|gone}, balance, played_this_round, control
 {kind: player|null, from the camera now}, version}.
 POST /api/game {mode, castle_holder?, force?}: a new game (409 if one is under way, unless force).
@@ -21,12 +21,11 @@ from web.api import ApiError, bad, body
 from web.context import Companion, companion
 from web.store import event_or_error
 
-bp = Blueprint("game", __name__)
+bp = Blueprint("game", __name__)  # GET /api/game is web/api/state.py's, for every rule system
 
 
 def game_json(c: Companion) -> dict:
-    if c.store is None:
-        return {"available": False, "why": f"turn tracking is for the Knight rules; this table plays {c.setup.ruleset}"}
+    """The Knight game as /api/game shows it."""
     game = c.store.game
     if game is None:
         return {"available": True, "exists": False, "modes": list(g.MODES),
@@ -37,18 +36,15 @@ def game_json(c: Companion) -> dict:
 
 
 def camera_control(c: Companion) -> dict[str, str | None]:
-    return {ctl.kind: ctl.controller for ctl in c.view().controls}
+    from web.rulesets.knight import controls
+
+    return {ctl.kind: ctl.controller for ctl in controls(c.view())}
 
 
 def _store(c: Companion):
     if c.store is None:
-        raise ApiError(409, f"turn tracking is for the Knight rules; this table plays {c.setup.ruleset}")
+        raise ApiError(409, "no saved game on this server")
     return c.store
-
-
-@bp.get("/game")
-def get_game():
-    return jsonify(game_json(companion()))
 
 
 @bp.post("/game")

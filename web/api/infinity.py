@@ -12,7 +12,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from companion.rules.infinity import CIRCULAR_TEMPLATE_MM, clamp_mods, face_to_face, template_attack
-from web.api import ApiError, arg_int, bad, require_ruleset
+from web.api import ApiError, arg_int, bad
 from web.context import companion
 
 bp = Blueprint("infinity", __name__)
@@ -30,7 +30,6 @@ def _point() -> tuple[float, float] | None:
 @bp.get("/infinity/template")
 def get_template():
     c = companion()
-    require_ruleset(c.setup, "infinity", "impact templates")
     table = c.view().table
     try:
         diameter = float(c.setup.sections.get("infinity", {}).get("circular_template_mm", CIRCULAR_TEMPLATE_MM))

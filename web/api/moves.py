@@ -7,7 +7,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from companion.rules.knight.moves import CELL_MM, reach
-from web.api import arg_bool, arg_int, require_ruleset
+from web.api import arg_bool, arg_int
 from web.context import companion
 
 bp = Blueprint("moves", __name__)
@@ -16,7 +16,6 @@ bp = Blueprint("moves", __name__)
 @bp.get("/moves")
 def get_moves():
     c = companion()
-    require_ruleset(c.setup, "knight", "AP moves (Contienda: /api/contienda/reach)")
     view = c.view()
     unit = view.table.unit(arg_int("unit"))
     ap = arg_int("ap", None, 0, 6)

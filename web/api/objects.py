@@ -12,4 +12,6 @@ bp = Blueprint("objects", __name__)
 
 @bp.get("/objects")
 def get_objects():
-    return jsonify({"objects": [c.to_json() for c in companion().view().controls]})
+    from web.rulesets.knight import controls
+
+    return jsonify({"objects": [c.to_json() for c in controls(companion().view())]})

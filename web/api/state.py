@@ -14,10 +14,22 @@ import time
 
 from flask import Blueprint, jsonify
 
-from web.api.game import game_json
-from web.context import companion
+from web.context import Companion, companion
 
 bp = Blueprint("state", __name__)
+
+
+def game_json(c: Companion) -> dict:
+    """The saved game as its rule system shows it, or why there is none."""
+    rules = c.rules
+    if c.store is None or rules.game_json is None:
+        return {"available": False, "why": f"the {rules.title} rules keep no turn log here"}
+    return rules.game_json(c)
+
+
+@bp.get("/game")
+def get_game():
+    return jsonify(game_json(companion()))
 
 
 @bp.get("/state")

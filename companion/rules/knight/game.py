@@ -202,6 +202,10 @@ class Game:
         self.events: list[Event] = []
         self._state = self._replay()
 
+    @classmethod
+    def new(cls, setup: Setup, mode: str | None = None, castle_holder: str | None = None) -> "Game":
+        return cls(setup, mode or "skirmish", castle_holder=castle_holder)
+
     # python-chess style ---------------------------------------------------------------------------
     def push(self, event: Event) -> None:
         problems = self.problems(event)

@@ -1,0 +1,6 @@
+"""Contienda Arcana on the phone: the hex grid, reach, flanks and the 2d6 bands."""
+
+from web.api import contienda
+from web.rulesets import WebRules, only_for
+
+WEB = WebRules("contienda", "Contienda Arcana", blueprints=(only_for(contienda.bp, "contienda"),))
