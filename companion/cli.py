@@ -403,7 +403,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     if args.frames < 2:
         raise InputError("--frames: at least 2")
-    return run_demo(args.frames, _serve_options(args, "demo", 1.0 / args.fps))
+    game_name = "demo" if args.ruleset == "knight" else f"demo-{args.ruleset}"
+    return run_demo(args.frames, _serve_options(args, game_name, 1.0 / args.fps), args.ruleset)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -568,7 +569,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="the whole product on a built-in synthetic siege, no camera needed")
     server_args(p, 4.0)
-    p.add_argument("--frames", type=int, default=48, help="length of the scripted siege in frames (default 48)")
+    p.add_argument("--frames", type=int, default=48, help="length of the scripted game in frames (default 48)")
+    p.add_argument("--ruleset", choices=["knight", "forgod"], default="knight",  # web.demo.DEMOS
+                   help="knight: a castle siege (default); forgod: a F0R60D engagement on a printed battlefield")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("serve", help="the companion on a real camera: phone page, host screen, saved game")

@@ -78,11 +78,11 @@ class TableView:
     @cached_property
     def state_json(self) -> dict:
         s = self.snapshot.state
-        statuses = self.game.units if self.game is not None else {}
+        statuses = self.game.statuses() if self.game is not None else {}
         units = []
         for u in self.camera_table.units:
             mini = s.mini(u.id)
-            game_status = statuses[u.id].status if u.id in statuses else "alive"
+            game_status = statuses.get(u.id, "alive")
             units.append({"id": u.id, "name": u.name, "player": u.player, "colour": player_colour(self.setup, u.player),
                           "class": u.unit_class, "faction": u.faction, "x_mm": round(u.centre[0], 1),
                           "y_mm": round(u.centre[1], 1), "z_mm": round(mini.z_mm, 1) if mini else None,

@@ -1,8 +1,9 @@
-"""`companion demo`: the whole product on the synthetic siege table, no camera needed.
+"""`companion demo`: the whole product on a built-in synthetic table, no camera needed.
 
-The synthetic camera plays the scripted siege (`companion.synth.siege`); everything after the
+The synthetic camera plays a scripted game: the Knight castle siege (`companion.synth.siege`) or a
+F0R60D engagement on a printed battlefield (`companion.synth.battlefield`); everything after the
 camera is the real pipeline, the real server and the real saved game. The script's only other
-action is what the players would do: tapping "died" when a unit falls.
+action is what the players would do: tapping "died" when a unit falls, entering the F0R60D turns.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 
 from companion.rules.knight.game import IllegalEvent, UnitDied
+from companion.synth import battlefield
 from companion.synth.siege import base_scene, casualties, siege_scene, siege_setup
 from companion.vision.sources import Frame, SyntheticSource
 from web.server import CompanionServer, ServeOptions, serve
@@ -71,7 +73,59 @@ class DemoScript:
             print(f"  (unit {unit}: {exc})", flush=True)
 
 
-def run_demo(frames: int, options: ServeOptions) -> int:
+@dataclass
+class EngagementScript:
+    """The F0R60D demo: enters each beat's event as the players would, when its frame is seen."""
+
+    frames: int
+    server: CompanionServer | None = None
+    played: int = 0
+
+    def prepare(self, server: CompanionServer) -> None:
+        self.server = server
+        if server.store is not None and server.store.game is None:
+            server.store.new()
+        game = server.store.game if server.store is not None else None
+        self.played = len(game.events) if game is not None else 0  # a resumed engagement goes on
+
+    def on_frame(self, snapshot: Snapshot, frame: Frame) -> None:
+        beats = battlefield.script(self.frames)
+        store = self.server.store if self.server else None
+        if store is None:
+            return
+        while self.played < len(beats) and beats[self.played].frame <= frame.index:
+            beat = beats[self.played]
+            self.played += 1
+            try:
+                store.push(beat.event)
+                print(f"frame {frame.index:>3}: the players enter: {beat.says}", flush=True)
+            except IllegalEvent as exc:
+                print(f"frame {frame.index:>3}: ({beat.says}: {exc})", flush=True)
+        if frame.index == self.frames - 1:
+            seen = sum(1 for m in snapshot.state.minis if m.status == "seen")
+            print(f"script done: {seen} cards seen; still serving, Ctrl-C to stop", flush=True)
+
+
+def run_demo(frames: int, options: ServeOptions, ruleset: str = "knight") -> int:
+    return DEMOS[ruleset](frames, options)
+
+
+def _run_engagement(frames: int, options: ServeOptions) -> int:
+    base = battlefield.base_scene()
+    setup = battlefield.battlefield_setup(base)
+    script = EngagementScript(frames)
+
+    def open_camera() -> SyntheticSource:
+        return SyntheticSource(lambda i: battlefield.battlefield_scene(base, i, frames), 1 << 40,
+                               "synthetic F0R60D battlefield (demo)")
+
+    print(f"companion demo --ruleset forgod: cards on a printed battlefield of {setup.rules.board.columns} x "
+          f"{setup.rules.board.rows} squares, {len(setup.minis)} cards, {frames} scripted frames "
+          "(a charge and a flank are played out)")
+    return serve(setup, open_camera, "synthetic F0R60D battlefield (demo)", options, [script.on_frame], script.prepare)
+
+
+def _run_siege(frames: int, options: ServeOptions) -> int:
     base = base_scene()
     setup = siege_setup(base)
     script = DemoScript(frames)
@@ -83,3 +137,6 @@ def run_demo(frames: int, options: ServeOptions) -> int:
     print(f"companion demo: a siege on a {setup.table.width_mm:.0f} x {setup.table.depth_mm:.0f} mm table, "
           f"{len(setup.minis)} units, {frames} scripted frames (the first pass renders each, about 1 s a frame)")
     return serve(setup, open_camera, "synthetic siege table (demo)", options, [script.on_frame], script.prepare)
+
+
+DEMOS = {"knight": _run_siege, "forgod": _run_engagement}  # the built-in tables, by rule system

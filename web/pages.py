@@ -17,7 +17,7 @@ STREAM_WAIT_S = 5.0  # a stream with no new frame for this long sends the last o
 @bp.get("/")
 def phone() -> str:
     c = companion()
-    return render_template("phone.html", csrf=c.csrf, ruleset=c.setup.ruleset)
+    return render_template("phone.html", csrf=c.csrf, ruleset=c.setup.ruleset, rules_script=c.rules.script)
 
 
 @bp.get("/host")

@@ -315,11 +315,30 @@ def surface_albedo(surface: str, x: np.ndarray, y: np.ndarray, footprint_mm: np.
     if surface == "felt":
         n = 0.92 + 0.08 * _value_noise(x, y, 3.0, seed) + 0.04 * _value_noise(x, y, 80.0, seed + 1)
         return np.array([0.18, 0.42, 0.20]) * n[:, None]
-    # A printed mat: light grey with a 50 mm grid of 1 mm lines, anti-aliased by pixel footprint.
+    # A printed mat: light grey with a 50 mm grid of 1 mm lines, anti-aliased by pixel footprint
+    # ("paper": the same light print without the grid, e.g. under a printed battlefield).
     base = np.array([0.78, 0.77, 0.72]) * (0.95 + 0.05 * _value_noise(x, y, 40.0, seed))[:, None]
+    if surface == "paper":
+        return base
     dist = np.minimum(np.abs((x + 25) % 50 - 25), np.abs((y + 25) % 50 - 25))
     cover = np.clip((0.5 + footprint_mm / 2 - dist) / np.maximum(footprint_mm, 1e-6), 0, 1)
     return base * (1 - 0.55 * cover)[:, None]
+
+
+PRINTED_LINE_MM = 1.5
+
+
+def _square_lines(board: tuple[float, float, float, float, int, int], x: np.ndarray, y: np.ndarray,
+                  footprint_mm: np.ndarray) -> np.ndarray:
+    """How much of each pixel a printed board's lines cover (0-1), anti-aliased by pixel footprint."""
+    ox, oy, w, d, cols, rows = board
+    inside_x = (x >= ox - PRINTED_LINE_MM) & (x <= ox + cols * w + PRINTED_LINE_MM)
+    inside_y = (y >= oy - PRINTED_LINE_MM) & (y <= oy + rows * d + PRINTED_LINE_MM)
+    kx = np.clip(np.round((x - ox) / w), 0, cols)
+    ky = np.clip(np.round((y - oy) / d), 0, rows)
+    dist = np.minimum(np.where(inside_y, np.abs(x - (ox + kx * w)), np.inf),
+                      np.where(inside_x, np.abs(y - (oy + ky * d)), np.inf))
+    return np.clip((PRINTED_LINE_MM / 2 + footprint_mm / 2 - dist) / np.maximum(footprint_mm, 1e-6), 0, 1)
 
 
 def _surface_colour(scene: Scene, origin: np.ndarray, d: np.ndarray, pixel_mm: np.ndarray) -> Hit:
@@ -331,6 +350,9 @@ def _surface_colour(scene: Scene, origin: np.ndarray, d: np.ndarray, pixel_mm: n
     colour = np.broadcast_to(FLOOR_RGB, (len(d), 3)).copy()
     if on_table.any():
         alb = surface_albedo(scene.surface, p[on_table, 0], p[on_table, 1], pixel_mm[on_table], scene.texture_seed)
+        if scene.printed_squares is not None:
+            alb = alb * (1 - 0.8 * _square_lines(scene.printed_squares, p[on_table, 0], p[on_table, 1],
+                                                 pixel_mm[on_table]))[:, None]
         light = np.asarray(scene.light_dir, float)
         light /= np.linalg.norm(light)
         colour[on_table] = alb * (AMBIENT + (1 - AMBIENT) * light[2])
@@ -376,7 +398,7 @@ class Renderer:
         key = (cam.matrix.tobytes(), cam.distortion.tobytes(), cam.width_px, cam.height_px,
                scene.pose.rotation.tobytes(), scene.pose.translation_mm.tobytes(), scene.surface,
                scene.table, scene.texture_seed, scene.imaging.light_gradient, scene.imaging.vignetting,
-               scene.light_dir)
+               scene.light_dir, scene.printed_squares)
         if key != self._background_key:
             ys, xs = np.mgrid[0:cam.height_px, 0:cam.width_px]
             self._background = _cast(scene, [], xs.ravel().astype(float), ys.ravel().astype(float)).reshape(

@@ -18,7 +18,7 @@ from companion.vision.boxfit import BRICK_MM, GAP_MM, PLATE_MM, STUD_MM  # brick
 from companion.vision.colours import LEGO_PALETTE
 
 LEGO_RGB = LEGO_PALETTE  # the bricks are painted in the palette the detector names them by
-SURFACES = ("wood", "felt", "grid")
+SURFACES = ("wood", "felt", "grid")  # what random scenes draw from; "paper" (plain print) is also drawn
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,8 @@ class Scene:
     boards: tuple[SynthBoard, ...] = ()
     light_dir: tuple[float, float, float] = (0.3, -0.4, 0.87)
     walls: tuple[tuple[int, ...], ...] = ()  # bricks (indices) that touch to make one wall that turns
+    # A printed battlefield of squares on the surface: (origin x, origin y, square w, square d, columns, rows), mm.
+    printed_squares: tuple[float, float, float, float, int, int] | None = None
 
     def truth_blocks(self) -> list[tuple[list[np.ndarray], float, str]]:
         """What a block finder should report: each wall that turns as one block (its bricks'

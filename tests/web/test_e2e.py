@@ -178,3 +178,59 @@ def test_infinity_template_on_the_map_with_odds_per_trooper(browser, siege, tmp_
         text = phone.page.locator("#pair-verdict").inner_text()
         assert "affects" in text and "20" in text
         assert phone.errors == []
+
+
+@pytest.fixture(scope="module")
+def battlefield_frames(tmp_path_factory):
+    """A late frame of the F0R60D demo script on disk, and its setup."""
+    import cv2
+
+    from companion.synth import battlefield
+    from companion.synth.render import Renderer
+
+    base = battlefield.base_scene()
+    folder = tmp_path_factory.mktemp("battlefield")
+    cv2.imwrite(str(folder / "frame.png"), Renderer().render(battlefield.battlefield_scene(base, 29, 30)))
+    return battlefield.battlefield_setup(base), folder
+
+
+def test_forgod_squares_areas_verdicts_and_turns_on_the_phone(browser, battlefield_frames, tmp_path):
+    setup, folder = battlefield_frames
+    server = _server(setup, folder, tmp_path)
+    phone = Phone(browser, server)
+    page = phone.page
+    try:
+        page.goto(server.join_url.replace(server.join_url.split("/")[2], f"127.0.0.1:{server.port}"))
+        page.wait_for_selector("#units li >> nth=5")
+        page.wait_for_function("document.querySelectorAll('.fg-square').length === 42")
+        assert "×3" in page.locator('g.unit[data-id="5"] text').text_content()  # the detachment's size on the map
+        phone.tap_unit(5)  # red's pikes: their areas on the board, a verdict on every blue card
+        page.wait_for_selector(".fg-attack")
+        page.wait_for_selector("#enemies > li >> nth=2")
+        assert "infantry ×3" in page.locator("#sel-range").inner_text()
+        first = page.locator("#enemies > li").first
+        assert "can attack" in first.inner_text() and first.locator(".bars").count() == 1
+        legend = first.locator(".legend").inner_text()
+        assert "evaded" in legend and "critical" in legend and "kill" in legend
+        assert "modifiers" in first.locator("summary").inner_text()
+
+        # the engagement: reaction roll, the first round's commanders, the turn passes, undo
+        page.locator("#fg-new").click()
+        page.wait_for_selector("#fg-reaction:not([hidden])")
+        page.select_option("#fg-roll-red", "7")
+        page.select_option("#fg-roll-blue", "2")
+        page.locator("#fg-reaction button").click()
+        page.wait_for_function("document.querySelector('#fg-line').textContent.includes(\"red's turn (commanders only)\")")
+        assert page.locator("#fg-card option").all_inner_texts() == ["Red lord (4)"]
+        page.select_option("#fg-action", "move")
+        page.locator("#fg-act button").click()
+        page.wait_for_function("document.querySelector('#fg-line').textContent.includes(\"blue's turn\")")
+        page.reload()  # the engagement is on disk, not in the page
+        page.wait_for_function("document.querySelector('#fg-line').textContent.includes(\"blue's turn\")")
+        page.locator("#fg-undo").click()
+        page.wait_for_function("document.querySelector('#fg-line').textContent.includes(\"red's turn\")")
+        assert page.locator("#game").is_hidden() and page.evaluate("document.documentElement.scrollWidth") <= 390
+        assert phone.errors == []
+    finally:
+        phone.close()
+        server.close()

@@ -25,6 +25,12 @@ const ui = {
 
 const $ = (id) => document.getElementById(id);
 
+// What a rule system's own script (static/rules/<system>.js, loaded after this one) adds to the page:
+// drawUnder(svg) / drawOver(svg) on the map, unitLabel(u), select(ids) -> true when it answered the
+// selection itself, renderGame(game) -> true when it drew the game, render() after every poll.
+const RULES = {};
+function hook(name, ...args) { return RULES[name] ? RULES[name](...args) : undefined; }
+
 function el(tag, attrs = {}, text) {
   const node = tag.startsWith("svg:") ? document.createElementNS(SVG_NS, tag.slice(4)) : document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
@@ -112,6 +118,7 @@ function render() {
   }
   renderGame();
   if (RULESET === "contienda") updateFlanks();
+  hook("render");
 }
 
 async function updateFlanks() {
@@ -152,6 +159,7 @@ function drawMap() {
       }
     }
   }
+  hook("drawUnder", svg);
   if (ui.reach && ui.grid) drawReach(svg);
   for (const b of s.blocks) {
     svg.append(el("svg:polygon", { points: pts(b.footprint_mm), fill: blockColour(b.color), stroke: "#000", "stroke-width": 1.5, class: "block" }));
@@ -167,6 +175,7 @@ function drawMap() {
   if (ui.template) drawTemplate(svg);
   const affected = new Set(ui.template ? ui.template.affected : []);
   for (const u of s.units) drawUnit(svg, u, affected.has(u.id));
+  hook("drawOver", svg);
   if (ui.selected.length === 2) {
     const a = unitById(ui.selected[0]), b = unitById(ui.selected[1]);
     if (a && b) svg.append(el("svg:line", { x1: a.x_mm, y1: Y(a.y_mm), x2: b.x_mm, y2: Y(b.y_mm), stroke: "#fff", "stroke-width": 3, "stroke-dasharray": "10 6" }));
@@ -211,7 +220,7 @@ function drawUnit(svg, u, affected) {
   const h = u.heading_deg * Math.PI / 180;
   const tip = [u.x_mm + (r + 14) * Math.cos(h), u.y_mm + (r + 14) * Math.sin(h)];
   g.append(el("svg:line", { x1: u.x_mm, y1: Y(u.y_mm), x2: tip[0], y2: Y(tip[1]), stroke: "#fff", "stroke-width": 4, "stroke-linecap": "round" }));
-  const label = (u.status === "skeleton" ? "☠" : "") + u.id;
+  const label = (u.status === "skeleton" ? "☠" : "") + u.id + (hook("unitLabel", u) || "");
   g.append(el("svg:text", { x: u.x_mm, y: Y(u.y_mm) + r + 30, "text-anchor": "middle" }, label));
   svg.append(g);
 }
@@ -323,6 +332,7 @@ async function updateSelection() {
     ? (RULESET === "infinity" ? "Now tap the Main Target to place the template." : "Tap a second unit to measure to it.")
     : "Tap the first unit again to start over.";
   try {
+    if (await hook("select", ui.selected)) return;
     if (RULESET === "knight") {
       const detail = await api(`/api/units/${ui.selected[0]}`);
       $("sel-range").textContent = detail.range ? `${detail.class}: range ${detail.range.text} (${Math.round(detail.range.mm)} mm, ${detail.acting_player}'s hand)` : `${detail.class}: melee only`;
@@ -472,6 +482,7 @@ function fillDice() {
 function renderGame() {
   const g = ui.state.game;
   const card = $("game");
+  if (hook("renderGame", g)) { card.hidden = true; return; }
   if (!g || !g.available) { card.hidden = true; $("round-chip").hidden = true; return; }
   card.hidden = false;
   fillDice();

@@ -342,6 +342,11 @@ class ForgodGame:
                                                         f"card {card_id} covers card {target}'s charge")))
         return out
 
+    def statuses(self) -> dict[int, str]:
+        """Each card's status in the engagement: alive | gone."""
+        dead = set(self._state.dead)
+        return {c.id: "gone" if c.id in dead else "alive" for c in self.rules.cards}
+
     def guarded_commander(self, card_id: int) -> int | None:
         """The royal guard standing in front of this commander, if any."""
         return next((c for c, (a, t) in self._state.standing.items() if a == "royal_guard" and t == card_id), None)

@@ -323,6 +323,10 @@ class Game:
     def coins(self) -> dict[str, int]:
         return dict(self._state.coins)
 
+    def statuses(self) -> dict[int, str]:
+        """Each unit's status in the game: alive | skeleton | gone."""
+        return {u.id: u.status for u in self.units.values()}
+
     def balance(self, player: str) -> int:
         """Vengeful spirits: units permanently lost from the starting 6, less skeletons hired."""
         lost = sum(1 for u in self.units.values() if u.player == player and u.status == "gone" and not u.hired)
