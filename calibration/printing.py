@@ -138,47 +138,109 @@ def board_page(squares: tuple[int, int] = (7, 5), square_mm: float = 30.0, marke
     return page, board
 
 
-def hexmat_pages(grid, paper: str = "a4", overlap_mm: float = 10.0) -> list[Page]:  # grid: a contienda.HexGrid
-    """The hex grid at exact scale, tiled over as many pages as the map needs.
+@dataclass(frozen=True)
+class Tile:
+    """One sheet of a map printed over several: which window of the table it shows."""
 
-    Each page shows one window of the table (with `overlap_mm` shared with its neighbours) and
-    crosses at table coordinates every 100 mm, labelled, so the sheets can be laid and aligned.
-    """
+    page: Page
+    x0_mm: float  # the window's least-x, least-y corner in table mm
+    y0_mm: float
+    width_mm: float
+    height_mm: float
+
+    def to_page(self, x: float, y: float) -> tuple[float, float]:
+        # A sheet lies face up with its x along the table's x: the page's up is the table's +y.
+        return MARGIN_MM + (x - self.x0_mm), MARGIN_MM + 12.0 + (self.y0_mm + self.height_mm - y)
+
+    def inside(self, x: float, y: float) -> bool:
+        return 0 <= x - self.x0_mm <= self.width_mm and 0 <= y - self.y0_mm <= self.height_mm
+
+    def clip(self, a: tuple[float, float], b: tuple[float, float]) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """An axis-aligned segment cut to the window (None when it misses it)."""
+        (ax, ay), (bx, by) = a, b
+        lo_x, hi_x = self.x0_mm, self.x0_mm + self.width_mm
+        lo_y, hi_y = self.y0_mm, self.y0_mm + self.height_mm
+        if ax == bx:
+            y1, y2 = max(min(ay, by), lo_y), min(max(ay, by), hi_y)
+            return ((ax, y1), (ax, y2)) if lo_x <= ax <= hi_x and y1 < y2 else None
+        x1, x2 = max(min(ax, bx), lo_x), min(max(ax, bx), hi_x)
+        return ((x1, ay), (x2, ay)) if lo_y <= ay <= hi_y and x1 < x2 else None
+
+
+def tiles(x_min: float, x_max: float, y_min: float, y_max: float, paper: str, overlap_mm: float,
+          title: str) -> list[Tile]:
+    """Sheets covering a table window, `overlap_mm` shared with their neighbours, each with crosses at
+    table coordinates every 100 mm (labelled x,y) to lay them on top of each other, and a title."""
     width, height = PAPERS_MM[paper]
     usable_w, usable_h = width - 2 * MARGIN_MM, height - 2 * MARGIN_MM - 12.0
-    hexes = [(q, r) for r in range(grid.rows) for q in range(-grid.rows, grid.columns + grid.rows) if grid.on_map((q, r))]
-    xs = [x for h in hexes for x, _ in grid.corners(h)]
-    ys = [y for h in hexes for _, y in grid.corners(h)]
-    x_min, x_max, y_min, y_max = min(xs), max(xs), min(ys), max(ys)
     step_x, step_y = usable_w - overlap_mm, usable_h - overlap_mm
     cols = max(1, math.ceil((x_max - x_min - overlap_mm) / step_x))
     rows = max(1, math.ceil((y_max - y_min - overlap_mm) / step_y))
-    pages = []
+    out = []
     for j in range(rows):
         for i in range(cols):
-            wx0, wy0 = x_min + i * step_x, y_min + j * step_y
-            page = Page(width, height)
+            tile = Tile(Page(width, height), x_min + i * step_x, y_min + j * step_y, usable_w, usable_h)
+            for gx in range(int(math.floor(tile.x0_mm / 100.0)) * 100, int(tile.x0_mm + usable_w) + 1, 100):
+                for gy in range(int(math.floor(tile.y0_mm / 100.0)) * 100, int(tile.y0_mm + usable_h) + 1, 100):
+                    if tile.inside(gx, gy):
+                        px, py = tile.to_page(gx, gy)
+                        tile.page.items.extend([Line(px - 3, py, px + 3, py, 0.35), Line(px, py - 3, px, py + 3, 0.35),
+                                                Text(px + 1.0, py - 1.0, 2.2, f"{gx},{gy}")])
+            tile.page.items.append(Text(MARGIN_MM, MARGIN_MM + 3.0, 3.5,
+                                        f"{title} - sheet column {i + 1}/{cols}, row {j + 1}/{rows} (row 1 at the "
+                                        "least y): crosses give table x,y in mm; lay them on top of each other"))
+            out.append(tile)
+    return out
 
-            def to_page(x: float, y: float) -> tuple[float, float]:
-                # A sheet lies face up with its x along the table's x: the page's up is the table's +y.
-                return MARGIN_MM + (x - wx0), MARGIN_MM + 12.0 + (wy0 + usable_h - y)
 
-            def inside(x: float, y: float) -> bool:
-                return 0 <= x - wx0 <= usable_w and 0 <= y - wy0 <= usable_h
+def hexmat_pages(grid, paper: str = "a4", overlap_mm: float = 10.0) -> list[Page]:  # grid: a contienda.HexGrid
+    """The hex grid at exact scale, tiled over as many pages as the map needs."""
+    hexes = [(q, r) for r in range(grid.rows) for q in range(-grid.rows, grid.columns + grid.rows) if grid.on_map((q, r))]
+    xs = [x for h in hexes for x, _ in grid.corners(h)]
+    ys = [y for h in hexes for _, y in grid.corners(h)]
+    sheets = tiles(min(xs), max(xs), min(ys), max(ys), paper, overlap_mm, f"Hex mat, {grid.size_mm:g} mm hexes")
+    for tile in sheets:
+        for h in hexes:
+            corners = grid.corners(h)
+            for a, b in zip(corners, corners[1:] + corners[:1]):
+                if tile.inside(*a) and tile.inside(*b):
+                    tile.page.items.append(Line(*tile.to_page(*a), *tile.to_page(*b), 0.25))
+    return [t.page for t in sheets]
 
-            for h in hexes:
-                corners = grid.corners(h)
-                for a, b in zip(corners, corners[1:] + corners[:1]):
-                    if inside(*a) and inside(*b):
-                        page.items.append(Line(*to_page(*a), *to_page(*b), 0.25))
-            for gx in range(int(math.floor(wx0 / 100.0)) * 100, int(wx0 + usable_w) + 1, 100):
-                for gy in range(int(math.floor(wy0 / 100.0)) * 100, int(wy0 + usable_h) + 1, 100):
-                    if inside(gx, gy):
-                        px, py = to_page(gx, gy)
-                        page.items += [Line(px - 3, py, px + 3, py, 0.35), Line(px, py - 3, px, py + 3, 0.35),
-                                       Text(px + 1.0, py - 1.0, 2.2, f"{gx},{gy}")]
-            page.items.append(Text(MARGIN_MM, MARGIN_MM + 3.0, 3.5,
-                                   f"Hex mat, {grid.size_mm:g} mm hexes - sheet column {i + 1}/{cols}, row {j + 1}/{rows} "
-                                   "(row 1 at y = 0): crosses give table x,y in mm; lay them on top of each other"))
-            pages.append(page)
-    return pages
+
+SQUARE_LINE_MM = 0.5
+FIELD_LINE_MM = 1.2  # the line between the two battlefields
+
+
+def battlefield_pages(board, players: tuple[str, str], paper: str = "a4", overlap_mm: float = 10.0) -> list[Page]:
+    """F0R60D's board of squares at exact scale over as many sheets as it needs (board: a forgod Board).
+
+    Every square carries its column and row; each row is labelled with its owner and formation line
+    on both sides of the board; the line between the two fields is drawn heavier.
+    """
+    x0, y0 = board.origin_x_mm, board.origin_y_mm
+    x1, y1 = x0 + board.columns * board.square_w_mm, y0 + board.rows * board.square_d_mm
+    label_mm = 24.0  # room for the row labels beside the board
+    sheets = tiles(x0 - label_mm, x1 + label_mm, y0 - 8.0, y1 + 8.0, paper, overlap_mm,
+                   f"F0R60D battlefield, {board.square_w_mm:g} x {board.square_d_mm:g} mm squares")
+    segments = [((x0 + c * board.square_w_mm, y0), (x0 + c * board.square_w_mm, y1), SQUARE_LINE_MM)
+                for c in range(board.columns + 1)]
+    segments += [((x0, y0 + r * board.square_d_mm), (x1, y0 + r * board.square_d_mm),
+                  FIELD_LINE_MM if r == board.rows_per_side else SQUARE_LINE_MM) for r in range(board.rows + 1)]
+    for tile in sheets:
+        for a, b, width in segments:
+            cut = tile.clip(a, b)
+            if cut is not None:
+                tile.page.items.append(Line(*tile.to_page(*cut[0]), *tile.to_page(*cut[1]), width))
+        for row in range(board.rows):
+            owner = players[board.side_of(row)]
+            cy = y0 + (row + 0.5) * board.square_d_mm
+            for col in range(board.columns):
+                tx, ty = x0 + col * board.square_w_mm + 2.0, y0 + (row + 1) * board.square_d_mm - 4.0
+                if tile.inside(tx, ty) and tile.inside(tx + 8.0, ty - 3.0):
+                    tile.page.items.append(Text(*tile.to_page(tx, ty), 2.2, f"{col},{row}"))
+            for lx in (x0 - label_mm + 1.0, x1 + 1.0):
+                if tile.inside(lx, cy) and tile.inside(lx + 22.0, cy):
+                    px, py = tile.to_page(lx, cy)
+                    tile.page.items += [Text(px, py, 2.4, owner[:12]), Text(px, py + 3.2, 2.4, board.line_of(row))]
+    return [t.page for t in sheets]

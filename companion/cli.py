@@ -170,6 +170,27 @@ def cmd_print_hexmat(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_print_battlefield(args: argparse.Namespace) -> int:
+    from calibration.printing import battlefield_pages
+    from calibration.vector import to_pdf, to_svg
+    from companion.commands import require_ruleset
+    from companion.files import write_bytes_atomic, write_text_atomic
+    from companion.setup_file import load_setup
+
+    setup = load_setup(args.setup)
+    require_ruleset(setup, "forgod", "print battlefield")
+    pages = battlefield_pages(setup.rules.board, setup.rules.players, args.paper)
+    out = Path(args.out)
+    write_bytes_atomic(out / "battlefield.pdf", to_pdf(pages))
+    for k, page in enumerate(pages, start=1):
+        write_text_atomic(out / f"battlefield-{k}.svg", to_svg(page))
+    if args.json:
+        _print_json({"pdf": str(out / "battlefield.pdf"), "pages": len(pages)})
+    else:
+        print(f"wrote {out / 'battlefield.pdf'} ({len(pages)} sheets): print at 100%, align the crosses")
+    return 0
+
+
 def cmd_print_board(args: argparse.Namespace) -> int:
     from calibration.printing import board_page
     from calibration.vector import to_pdf, to_svg
@@ -474,6 +495,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--paper", choices=["a4", "letter"], default="a4")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_print_hexmat)
+    p = psub.add_parser("battlefield", help="F0R60D: the board of squares at exact scale, tiled over pages")
+    p.add_argument("--setup", required=True, help="its [forgod] table gives the squares, origin, columns and rows")
+    p.add_argument("--out", required=True)
+    p.add_argument("--paper", choices=["a4", "letter"], default="a4")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_print_battlefield)
     p = psub.add_parser("board", help="a ChArUco board for camera calibration")
     p.add_argument("--out", required=True)
     p.add_argument("--squares", default="7x5")

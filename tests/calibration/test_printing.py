@@ -112,3 +112,50 @@ def test_hexmat_sheets_are_at_scale_and_oriented_like_the_table(tmp_path):
     images = rasterise(to_pdf(pages[:1]), tmp_path)
     h, w = images[0].shape  # pdftoppm rounds the page up to whole pixels
     assert abs(h - 297 * PX_PER_MM) <= 1 and abs(w - 210 * PX_PER_MM) <= 1
+
+
+@needs_pdftoppm
+def test_battlefield_sheets_are_at_scale_labelled_and_cover_the_board(tmp_path):
+    from calibration.printing import FIELD_LINE_MM, SQUARE_LINE_MM, battlefield_pages
+    from calibration.vector import Line, Text
+    from companion.rules.forgod.board import Board
+
+    board = Board()  # 70 x 95 mm squares from (100, 60), 7 x 6: 490 x 570 mm, over several A4 sheets
+    pages = battlefield_pages(board, ("ana", "bo"), "a4")
+    assert 4 <= len(pages) <= 9
+    texts = [i.text for p in pages for i in p.items if isinstance(i, Text)]
+    # every square carries its column and row; every row its owner and line, beside the board
+    assert all(f"{c},{r}" in texts for c in range(7) for r in range(6))
+    assert {"rearguard", "normal", "advanced", "ana", "bo"} <= set(texts)
+    assert any("," in t and t.split(",")[0].isdigit() and int(t.split(",")[0]) % 100 == 0 for t in texts)  # crosses
+    heavy = [i for p in pages for i in p.items if isinstance(i, Line) and i.width_mm == FIELD_LINE_MM]
+    assert heavy and all(abs(i.y1 - i.y2) < 1e-9 for i in heavy)  # the field boundary runs along x
+    # on the first sheet: vertical square lines exactly 70 mm apart in the vector page and in the raster
+    first = [i for i in pages[0].items if isinstance(i, Line) and i.width_mm == SQUARE_LINE_MM and abs(i.x1 - i.x2) < 1e-9]
+    xs = sorted({round(i.x1, 6) for i in first})
+    assert len(xs) >= 2 and all(abs((b - a) - 70.0) < 1e-6 for a, b in zip(xs, xs[1:]))
+    image = rasterise(to_pdf(pages[:1]), tmp_path)[0]
+    row = image[int(round((first[0].y1 + first[0].y2) / 2 * PX_PER_MM))]
+    dark = np.flatnonzero(row < 128)
+    for x in xs:  # a dark pixel within 1 px of every line's place
+        assert np.min(np.abs(dark - x * PX_PER_MM)) <= 1.5, x
+
+
+def test_print_battlefield_command(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    setup = tmp_path / "f.toml"
+    setup.write_text('[[anchors]]\nid = 0\nx_mm = 40\ny_mm = 40\n[ruleset]\nname = "forgod"\n[forgod]\ncolumns = 3\n'
+                     'rows_per_side = 1\n[[players]]\nname = "a"\n[[players]]\nname = "b"\n')
+    out = subprocess.run([sys.executable, "-m", "companion.cli", "print", "battlefield", "--setup", str(setup),
+                          "--out", str(tmp_path / "out"), "--json"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["pages"] >= 1 and (tmp_path / "out" / "battlefield.pdf").read_bytes().startswith(b"%PDF")
+    knight = tmp_path / "k.toml"
+    knight.write_text('[[anchors]]\nid = 0\nx_mm = 40\ny_mm = 40\n')
+    out = subprocess.run([sys.executable, "-m", "companion.cli", "print", "battlefield", "--setup", str(knight),
+                          "--out", str(tmp_path / "o2")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "ruleset.name" in out.stderr and not (tmp_path / "o2").exists()
