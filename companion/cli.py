@@ -154,11 +154,11 @@ def cmd_print_hexmat(args: argparse.Namespace) -> int:
     from calibration.printing import hexmat_pages
     from calibration.vector import to_pdf, to_svg
     from companion.files import write_bytes_atomic, write_text_atomic
-    from companion.rules.contienda import HexGrid
+    from companion.rules.contienda import grid_of
     from companion.setup_file import load_setup
 
     setup = load_setup(args.setup)
-    pages = hexmat_pages(HexGrid.from_setup(setup.sections.get("hex", {})), args.paper)
+    pages = hexmat_pages(grid_of(setup), args.paper)
     out = Path(args.out)
     write_bytes_atomic(out / "hexmat.pdf", to_pdf(pages))
     for k, page in enumerate(pages, start=1):

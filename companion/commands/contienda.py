@@ -8,10 +8,10 @@ from companion.commands import load_table, print_json, rules_args
 
 
 def _hex_table(args: argparse.Namespace):
-    from companion.rules.contienda import HexGrid
+    from companion.rules.contienda import grid_of
 
     setup, table = load_table(args.setup, args.state)
-    return setup, table, HexGrid.from_setup(setup.sections.get("hex", {}))
+    return setup, table, grid_of(setup)
 
 
 def cmd_cells(args: argparse.Namespace) -> int:

@@ -36,12 +36,26 @@ class HexGrid:
 
     @classmethod
     def from_setup(cls, section: dict) -> "HexGrid":
-        try:
-            return cls(float(section.get("size_mm", DEFAULT_SIZE_MM)),
-                       (float(section.get("origin_x_mm", 0.0)), float(section.get("origin_y_mm", 0.0))),
-                       int(section.get("columns", 30)), int(section.get("rows", 30)))
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"[hex]: {exc}") from None
+        """The grid of a setup's [hex] table (InputError listing every bad key)."""
+        problems: list[str] = []
+        grid = read_hex(section, lambda key, message: problems.append(f"{key}: {message}"))
+        if problems:
+            raise InputError("; ".join(problems))
+        return grid
+
+    def hexes_over(self, width_mm: float, depth_mm: float) -> list[tuple[Hex, tuple[tuple[float, float], ...]]]:
+        """Every hex that touches a table of this size, with its corners."""
+        corners = [self.hex_at(x, y) for x, y in ((0, 0), (width_mm, 0), (0, depth_mm), (width_mm, depth_mm))]
+        qs, rs = [h[0] for h in corners], [h[1] for h in corners]
+        out = []
+        for r in range(min(rs) - 1, max(rs) + 2):
+            for q in range(min(qs) - 1 - (max(rs) - min(rs)), max(qs) + 2):
+                pts = self.corners((q, r))
+                if all(x < 0 for x, _ in pts) or all(x > width_mm for x, _ in pts) or all(y < 0 for _, y in pts) \
+                        or all(y > depth_mm for _, y in pts):
+                    continue
+                out.append(((q, r), pts))
+        return out
 
     def centre(self, h: Hex) -> tuple[float, float]:
         q, r = h
@@ -300,7 +314,40 @@ def morale(mod: int = 0) -> dict:
     return {"holds": float(b.full), "disadvantage": float(b.partial), "flees": float(b.miss)}
 
 
-from companion.rules.registry import RuleSystem  # noqa: E402  (the descriptor, after what it describes)
+from companion.rules.registry import Problem, RuleSystem  # noqa: E402  (the descriptor, after what it describes)
+
+
+def read_hex(section: dict, problem: Problem) -> HexGrid:
+    """The [hex] table: pointy-top hexes `size_mm` across flats from the origin, columns x rows."""
+    def number(key: str, default: float, positive: bool = False) -> float:
+        value = section.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            problem(f"hex.{key}", f"must be a number, got {value!r}")
+            return default
+        if positive and value <= 0:
+            problem(f"hex.{key}", f"must be positive, got {value!r}")
+            return default
+        return float(value)
+
+    def count(key: str) -> int:
+        value = section.get(key, 30)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            problem(f"hex.{key}", f"must be a whole number of 1 or more, got {value!r}")
+            return 30
+        return value
+
+    if section.get("orientation", "pointy") != "pointy":
+        problem("hex.orientation", f"only \"pointy\" (pointy-top hexes) is supported, got {section['orientation']!r}")
+    return HexGrid(number("size_mm", DEFAULT_SIZE_MM, positive=True),
+                   (number("origin_x_mm", 0.0), number("origin_y_mm", 0.0)), count("columns"), count("rows"))
+
+
+def grid_of(setup) -> HexGrid:
+    """The setup's hex grid: its rules value under Contienda, else read from its [hex] table (the hex
+    commands also answer on a setup that names no rule system)."""
+    return setup.rules if isinstance(setup.rules, HexGrid) else HexGrid.from_setup(setup.sections.get("hex", {}))
+
 
 SYSTEM = RuleSystem("contienda", "Contienda Arcana", section="hex",
-                    section_keys=frozenset({"size_mm", "origin_x_mm", "origin_y_mm", "orientation", "columns", "rows"}))
+                    section_keys=frozenset({"size_mm", "origin_x_mm", "origin_y_mm", "orientation", "columns", "rows"}),
+                    read_setup=lambda setup, problem: read_hex(setup.sections.get("hex", {}), problem))

@@ -162,3 +162,17 @@ def test_end_to_end_from_a_rendered_frame_to_cells():
     state = Locator(setup).locate(Renderer().render(scene))
     found = cells(Table.from_state(state, setup), grid)
     assert found == {m.id: h for m, h in zip(minis, wanted)}
+
+
+def test_a_contienda_setup_reads_its_hex_table_into_a_grid_naming_every_bad_key():
+    import tomllib
+
+    from companion.errors import SetupError
+    from companion.setup_file import parse_setup
+
+    text = '[[anchors]]\nid = 0\nx_mm = 45\ny_mm = 45\n[ruleset]\nname = "contienda"\n[hex]\n'
+    assert parse_setup(tomllib.loads(text + "size_mm = 30\ncolumns = 12\n"), "c.toml").rules == HexGrid(30.0, (0.0, 0.0), 12, 30)
+    with pytest.raises(SetupError) as err:
+        parse_setup(tomllib.loads(text + 'size_mm = 0\nrows = 2.5\norientation = "flat"\n'), "c.toml")
+    message = str(err.value)
+    assert message.startswith("c.toml: ") and all(k in message for k in ("hex.size_mm", "hex.rows", "hex.orientation"))

@@ -92,5 +92,9 @@ def running(siege, tmp_path):
 
 
 def variant(setup, ruleset: str, **sections):
-    """The same table and roster under another rule system."""
-    return replace(setup, ruleset=ruleset, sections=dict(sections))
+    """The same table and roster under another rule system (read back, as a setup file would be)."""
+    import tomllib
+
+    from companion.setup_file import parse_setup, setup_to_toml
+
+    return parse_setup(tomllib.loads(setup_to_toml(replace(setup, ruleset=ruleset, sections=dict(sections)))), setup.path)

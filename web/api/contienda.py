@@ -20,24 +20,15 @@ bp = Blueprint("contienda", __name__)
 
 
 def _grid(c: Companion) -> HexGrid:
-    return HexGrid.from_setup(c.setup.sections.get("hex", {}))
+    return c.setup.rules
 
 
 @bp.get("/contienda/grid")
 def get_grid():
     c = companion()
     grid = _grid(c)
-    w, d = c.setup.table.width_mm, c.setup.table.depth_mm
-    corners = [grid.hex_at(x, y) for x, y in ((0, 0), (w, 0), (0, d), (w, d))]
-    qs, rs = [h[0] for h in corners], [h[1] for h in corners]
-    hexes = []
-    for r in range(min(rs) - 1, max(rs) + 2):
-        for q in range(min(qs) - 1 - (max(rs) - min(rs)), max(qs) + 2):
-            pts = grid.corners((q, r))
-            if all(x < 0 for x, _ in pts) or all(x > w for x, _ in pts) or all(y < 0 for _, y in pts) \
-                    or all(y > d for _, y in pts):
-                continue
-            hexes.append([q, r, [[round(x, 1), round(y, 1)] for x, y in pts]])
+    hexes = [[q, r, [[round(x, 1), round(y, 1)] for x, y in pts]]
+             for (q, r), pts in grid.hexes_over(c.setup.table.width_mm, c.setup.table.depth_mm)]
     return jsonify({"size_mm": grid.size_mm, "origin_mm": list(grid.origin_mm), "hexes": hexes})
 
 
