@@ -3,4 +3,5 @@
 from web.api import contienda
 from web.rulesets import WebRules, only_for
 
-WEB = WebRules("contienda", "Contienda Arcana", blueprints=(only_for(contienda.bp, "contienda"),))
+WEB = WebRules("contienda", "Contienda Arcana", blueprints=(only_for(contienda.bp, "contienda"),),
+               script="rules/contienda.js")

@@ -3,4 +3,5 @@
 from web.api import infinity
 from web.rulesets import WebRules, only_for
 
-WEB = WebRules("infinity", "Infinity", blueprints=(only_for(infinity.bp, "infinity"),))
+WEB = WebRules("infinity", "Infinity", blueprints=(only_for(infinity.bp, "infinity"),),
+               script="rules/infinity.js")

@@ -37,4 +37,4 @@ def unit_json(view: TableView, unit: Unit, profile: PlayerSpec) -> dict:
 WEB = WebRules(
     "knight", "Knight level",
     blueprints=tuple(only_for(m.bp, "knight") for m in (attack, moves, squads_api, objects, game)),
-    game=Game, state_json=state_json, unit_json=unit_json, game_json=game.game_json)
+    game=Game, state_json=state_json, unit_json=unit_json, game_json=game.game_json, script="rules/knight.js")

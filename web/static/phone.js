@@ -3,7 +3,6 @@
 "use strict";
 
 const CSRF = document.querySelector('meta[name="csrf"]').content;
-const RULESET = document.querySelector('meta[name="ruleset"]').content;
 const SVG_NS = "http://www.w3.org/2000/svg";
 const POLL_MS = 500;
 const TAP_PX = 24; // a tap this close to a unit (in screen px) picks it, however small its base
@@ -13,21 +12,17 @@ const ui = {
   key: "",              // what the map was drawn from (skip redraws of the same thing)
   selected: [],         // up to two unit ids: [first, second]
   ap: 3,
-  moves: null,          // /api/moves answer for the first selection
-  reach: null,          // /api/contienda/reach answer
-  grid: null,           // /api/contienda/grid answer
-  template: null,       // /api/infinity/template answer
-  mod: 0,
   whole: false,         // map shows the whole table (else: fitted to what stands on it)
-  flanked: new Set(),   // Contienda: units with enemies in two opposite hexes
-  cellsKey: "",
 };
 
 const $ = (id) => document.getElementById(id);
 
-// What a rule system's own script (static/rules/<system>.js, loaded after this one) adds to the page:
-// drawUnder(svg) / drawOver(svg) on the map, unitLabel(u), select(ids) -> true when it answered the
-// selection itself, renderGame(game) -> true when it drew the game, render() after every poll.
+// What the table's rule system draws and answers comes from its own script (static/rules/<system>.js,
+// loaded after this one), through these hooks: drawKey() -> what of its own the map shows (redrawn when
+// it changes); drawUnder(svg) / drawOver(svg) on the map, under the blocks / under the units;
+// decorate(g, u, r) a unit's mark; unitLabel(u); hint(n) for n units selected; select(ids) after a tap;
+// moves() the moves button; maxAp(); reset() when the selection is cleared; renderGame(game) after
+// every poll; render() likewise.
 const RULES = {};
 function hook(name, ...args) { return RULES[name] ? RULES[name](...args) : undefined; }
 
@@ -110,27 +105,14 @@ function render() {
   // seen): a map replaced under a finger at every frame loses taps and a phone's battery.
   const drawn = (k, v) => (k === "last_seen_frame" ? undefined : v);
   const key = JSON.stringify([s.units, s.blocks, s.objects, s.game && s.game.version, ui.selected,
-    ui.moves, ui.reach, ui.template, ui.grid ? 1 : 0], drawn);
+    hook("drawKey")], drawn);
   if (key !== ui.key) {
     ui.key = key;
     drawMap();
     renderUnits();
   }
-  renderGame();
-  if (RULESET === "contienda") updateFlanks();
+  hook("renderGame", s.game);
   hook("render");
-}
-
-async function updateFlanks() {
-  const key = JSON.stringify(ui.state.units.map((u) => [u.id, u.x_mm, u.y_mm]));
-  if (key === ui.cellsKey) return;
-  ui.cellsKey = key;
-  try {
-    const cells = await api("/api/contienda/cells");
-    ui.flanked = new Set(cells.flanked);
-    ui.key = "";
-    render();
-  } catch (e) { flash(e.message); }
 }
 
 // --- the map --------------------------------------------------------------------------------------
@@ -146,21 +128,7 @@ function drawMap() {
   svg.setAttribute("viewBox", viewBox(s));
   svg.replaceChildren();
   svg.append(el("svg:rect", { x: 0, y: 0, width: w, height: d, fill: "#4f7d48", stroke: "#ffd54f", "stroke-width": 4 }));
-  if (ui.grid) {
-    const g = el("svg:g", { fill: "none", stroke: "#ffffff40", "stroke-width": 1.5 });
-    for (const [, , corners] of ui.grid.hexes) g.append(el("svg:polygon", { points: pts(corners) }));
-    svg.append(g);
-  }
-  if (ui.moves) {
-    const colours = ["#ffffff66", "#80deea66", "#4dd0e166", "#26c6da66", "#00acc166", "#00838f66", "#006064aa"];
-    for (const region of [...ui.moves.regions].reverse()) {
-      for (const poly of region.polygons) {
-        svg.append(el("svg:polygon", { points: pts(poly), fill: colours[Math.min(region.ap, 6)], stroke: "none", class: "move-region" }));
-      }
-    }
-  }
   hook("drawUnder", svg);
-  if (ui.reach && ui.grid) drawReach(svg);
   for (const b of s.blocks) {
     svg.append(el("svg:polygon", { points: pts(b.footprint_mm), fill: blockColour(b.color), stroke: "#000", "stroke-width": 1.5, class: "block" }));
     const c = centroid(b.footprint_mm);
@@ -172,10 +140,8 @@ function drawMap() {
     svg.append(el("svg:text", { x: o.x_mm, y: Y(o.y_mm) - o.radius_mm - 8, "text-anchor": "middle" }, `${o.name || o.kind}${o.controller ? ": " + o.controller : ""}`));
   }
   for (const squad of s.squads) drawSquad(svg, squad);
-  if (ui.template) drawTemplate(svg);
-  const affected = new Set(ui.template ? ui.template.affected : []);
-  for (const u of s.units) drawUnit(svg, u, affected.has(u.id));
   hook("drawOver", svg);
+  for (const u of s.units) drawUnit(svg, u);
   if (ui.selected.length === 2) {
     const a = unitById(ui.selected[0]), b = unitById(ui.selected[1]);
     if (a && b) svg.append(el("svg:line", { x1: a.x_mm, y1: Y(a.y_mm), x2: b.x_mm, y2: Y(b.y_mm), stroke: "#fff", "stroke-width": 3, "stroke-dasharray": "10 6" }));
@@ -207,12 +173,11 @@ $("zoom").addEventListener("click", () => {
   render();
 });
 
-function drawUnit(svg, u, affected) {
+function drawUnit(svg, u) {
   const r = u.base_mm / 2;
   const g = el("svg:g", { class: "unit", "data-id": u.id });
-  const selected = ui.selected.includes(u.id);
-  if (ui.flanked.has(u.id)) g.append(el("svg:circle", { cx: u.x_mm, cy: Y(u.y_mm), r: r + 16, fill: "none", stroke: "#ffab00", "stroke-width": 3, "stroke-dasharray": "6 6", class: "flank" }));
-  if (selected || affected) g.append(el("svg:circle", { cx: u.x_mm, cy: Y(u.y_mm), r: r + 9, fill: "none", stroke: affected ? "#ff1744" : "#fff", "stroke-width": 5 }));
+  hook("decorate", g, u, r);
+  if (ui.selected.includes(u.id)) g.append(el("svg:circle", { cx: u.x_mm, cy: Y(u.y_mm), r: r + 9, fill: "none", stroke: "#fff", "stroke-width": 5 }));
   const body = { cx: u.x_mm, cy: Y(u.y_mm), r, fill: u.colour, stroke: "#000", "stroke-width": 2 };
   if (u.seen !== "seen") { body["fill-opacity"] = 0.45; body["stroke-dasharray"] = "4 3"; }
   if (u.status === "gone") body.fill = "#777";
@@ -232,34 +197,6 @@ function drawSquad(svg, ids) {
   const pad = Math.max(...members.map((u) => u.base_mm)) + 12;
   // A fat round-joined stroke around the hull outlines the squad without computing an offset curve.
   svg.append(el("svg:polygon", { points: pts(hull), fill: "#ffffff22", stroke: "#ffffff33", "stroke-width": pad, "stroke-linejoin": "round", class: "squad" }));
-}
-
-function drawReach(svg) {
-  const costColour = { 1: "#81c784aa", 2: "#ffd54faa", 3: "#ff8a65aa" };
-  const byHex = new Map(ui.grid.hexes.map(([q, r, c]) => [`${q},${r}`, c]));
-  const provoking = new Set(ui.reach.provoking.map(([q, r]) => `${q},${r}`));
-  for (const [q, r, cost] of ui.reach.hexes) {
-    const corners = byHex.get(`${q},${r}`);
-    if (!corners) continue;
-    const p = provoking.has(`${q},${r}`);
-    svg.append(el("svg:polygon", { points: pts(corners), fill: costColour[cost] || "#e57373aa", stroke: p ? "#d50000" : "none", "stroke-width": p ? 3 : 0, class: "reach-hex" }));
-  }
-  for (const lane of ui.reach.charges) {
-    const start = unitById(ui.selected[0]);
-    const end = hexCentre(lane.path[lane.path.length - 1]);
-    if (start && end) svg.append(el("svg:line", { x1: start.x_mm, y1: Y(start.y_mm), x2: end[0], y2: Y(end[1]), stroke: "#ff1744", "stroke-width": 5, class: "charge" }));
-  }
-}
-
-function drawTemplate(svg) {
-  const t = ui.template;
-  svg.append(el("svg:circle", { cx: t.centre_mm[0], cy: Y(t.centre_mm[1]), r: t.radius_mm, fill: "#ff174433", stroke: "#ff1744", "stroke-width": 3, class: "template" }));
-}
-
-function hexCentre([q, r]) {
-  if (!ui.grid) return null;
-  const w = ui.grid.size_mm, [ox, oy] = ui.grid.origin_mm;
-  return [ox + w * (q + r / 2), oy + w * Math.sqrt(3) / 2 * r];
 }
 
 function centroid(poly) {
@@ -303,13 +240,13 @@ function tapUnit(id) {
   if (ui.selected.length === 1 && ui.selected[0] === id) ui.selected = [];
   else if (ui.selected.length === 1) ui.selected = [ui.selected[0], id];
   else ui.selected = [id];
-  ui.moves = null; ui.reach = null; ui.template = null;
+  hook("reset");
   ui.key = "";
   updateSelection();
   if (ui.state) render();
 }
 
-$("clear").addEventListener("click", () => { ui.selected = []; ui.moves = ui.reach = ui.template = null; ui.key = ""; updateSelection(); render(); });
+$("clear").addEventListener("click", () => { ui.selected = []; hook("reset"); ui.key = ""; updateSelection(); render(); });
 
 async function updateSelection() {
   const card = $("selection");
@@ -321,52 +258,17 @@ async function updateSelection() {
   if (!ui.selected.length) { card.hidden = true; $("hint").textContent = "Tap a unit; tap a second one to measure between them."; return; }
   card.hidden = false;
   const first = unitById(ui.selected[0]);
-  const g = ui.state && ui.state.game;
-  if (first && g && g.exists && g.turn === first.player && g.dice_left.black !== undefined) {
-    ui.ap = Math.min(g.dice_left.black, 6); // the moves shown are for the AP its player has left
-    $("ap").textContent = ui.ap;
-  }
   $("sel-title").textContent = first ? `${first.name} (${first.player}${first.status === "skeleton" ? ", skeleton" : ""})` : `unit ${ui.selected[0]}`;
-  $("moves-box").hidden = RULESET !== "knight" && RULESET !== "contienda";
-  $("hint").textContent = ui.selected.length === 1
-    ? (RULESET === "infinity" ? "Now tap the Main Target to place the template." : "Tap a second unit to measure to it.")
-    : "Tap the first unit again to start over.";
+  $("moves-box").hidden = !RULES.moves;
+  $("hint").textContent = hook("hint", ui.selected.length) || (ui.selected.length === 1
+    ? "Tap a second unit to measure to it." : "Tap the first unit again to start over.");
+  $("sel-range").textContent = first ? `${first.class || "unit"} at (${Math.round(first.x_mm)}, ${Math.round(first.y_mm)}) mm` : "";
   try {
-    if (await hook("select", ui.selected)) return;
-    if (RULESET === "knight") {
-      const detail = await api(`/api/units/${ui.selected[0]}`);
-      $("sel-range").textContent = detail.range ? `${detail.class}: range ${detail.range.text} (${Math.round(detail.range.mm)} mm, ${detail.acting_player}'s hand)` : `${detail.class}: melee only`;
-      if (ui.selected.length === 1) showEnemies(detail.enemies);
-    } else {
-      $("sel-range").textContent = first ? `${first.class || "unit"} at (${Math.round(first.x_mm)}, ${Math.round(first.y_mm)}) mm` : "";
-    }
-    if (ui.selected.length === 2) await showPair();
-    if (RULESET === "contienda" && ui.selected.length === 1) await showReach();
+    if (RULES.select) await RULES.select(ui.selected);
+    else if (ui.selected.length === 2) await showMeasure();
   } catch (e) {
     flash(e.message);
   }
-}
-
-function showEnemies(enemies) {
-  const list = $("enemies");
-  $("enemies-title").hidden = !enemies.length;
-  for (const v of enemies) list.append(verdictItem(v));
-}
-
-function verdictItem(v) {
-  const li = el("li", { class: "verdict", "data-target": v.target });
-  li.append(el("div", { class: "name" }, `${v.name} — ${v.distance.text}`));
-  const chips = el("div");
-  for (const c of v.chips) chips.append(el("span", { class: `chip ${c.kind}` }, c.text));
-  li.append(chips);
-  if (v.legal) li.append(oddsBars(v.odds.attacker_wins, v.odds.tie, v.odds.defender_wins, ["attacker wins", "tie", "defender wins"]));
-  const reasons = el("ul", { class: "reasons" });
-  for (const r of v.reasons.concat(v.cover.blocks.map((b) => b.why))) reasons.append(el("li", {}, r));
-  const mods = v.attack_modifiers.map((m) => `attack ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`)
-    .concat(v.defence_modifiers.map((m) => `defence ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`));
-  for (const m of mods) reasons.append(el("li", {}, m));
-  li.append(reasons);
-  return li;
 }
 
 function oddsBars(win, tie, lose, labels) {
@@ -381,74 +283,24 @@ function oddsBars(win, tie, lose, labels) {
 
 function pct(p) { return `${(p * 100).toFixed(p < 0.1 ? 1 : 0)}%`; }
 
-async function showPair() {
+// The two selected units' distance, base edge to base edge, in the first one's owner's hand.
+async function showMeasure() {
   const [a, b] = ui.selected;
   const ua = unitById(a), ub = unitById(b);
-  if (RULESET === "infinity") {
-    ui.template = await api(`/api/infinity/template?attacker=${a}&target=${b}`);
-    showTemplate();
-  } else {
-    const m = await api(`/api/measure?from=${a}&to=${b}`);
-    const out = $("measure-out");
-    out.hidden = false;
-    out.textContent = `${ua ? ua.name : a} → ${ub ? ub.name : b}: ${m.text} (${Math.round(m.edge_mm)} mm, ${m.player}'s hand)`;
-    if (RULESET === "knight" && ua && ub && ua.player !== ub.player) {
-      const v = await api(`/api/attack?attacker=${a}&target=${b}`);
-      const list = el("ul", { class: "verdicts" });
-      list.append(verdictItem(v));
-      $("pair-verdict").replaceChildren(list);
-    }
-  }
+  const m = await api(`/api/measure?from=${a}&to=${b}`);
+  const out = $("measure-out");
+  out.hidden = false;
+  out.textContent = `${ua ? ua.name : a} → ${ub ? ub.name : b}: ${m.text} (${Math.round(m.edge_mm)} mm, ${m.player}'s hand)`;
   ui.key = "";
   render();
 }
 
-function showTemplate() {
-  const t = ui.template;
-  const box = $("pair-verdict");
-  box.replaceChildren();
-  box.append(el("p", { class: "measure" }, `Template on ${t.target}: affects ${t.affected.length ? t.affected.join(", ") : "nobody"}`));
-  if (t.cancelled_by.length) box.append(el("p", { class: "chip bad" }, `cancelled: own trooper(s) ${t.cancelled_by.join(", ")} under the template`));
-  box.append(el("p", { class: `chip ${t.line_of_fire ? "good" : "bad"}` }, t.line_of_fire_why));
-  const list = el("ul", { class: "verdicts" });
-  for (const [id, o] of Object.entries(t.odds)) {
-    const u = unitById(Number(id));
-    const li = el("li", { class: "verdict", "data-target": id });
-    li.append(el("div", { class: "name" }, `${u ? u.name : id}: ${o.reaction}`));
-    li.append(oddsBars(o.a_wins, o.none, o.b_wins, ["hit", "nothing", "it wins"]));
-    list.append(li);
-  }
-  box.append(list);
-  if (Object.keys(t.odds).length) box.append(el("p", {}, `expected troopers hit: ${t.expected_hits.toFixed(2)}`));
-}
-
-async function showReach() {
-  if (!ui.grid) ui.grid = await api("/api/contienda/grid");
-  ui.reach = await api(`/api/contienda/reach?unit=${ui.selected[0]}&ap=${Math.min(ui.ap, 3)}`);
-  const flank = await api("/api/contienda/cells");
-  const cell = flank.cells[String(ui.selected[0])];
-  $("moves-out").textContent = `hex (${cell}); ${ui.reach.hexes.length} hexes in reach with ${Math.min(ui.ap, 3)} AP` +
-    (ui.reach.provoking.length ? `, ${ui.reach.provoking.length} only by provoking (red edge)` : "") +
-    `; ${ui.reach.charges.length} charge lane(s)` + (flank.flanked.length ? `; flanked: ${flank.flanked.join(", ")}` : "");
-  ui.key = "";
-  render();
-}
-
-async function showMoves() {
+$("moves").addEventListener("click", async () => {
   if (!ui.selected.length) return;
-  try {
-    if (RULESET === "contienda") return await showReach();
-    ui.moves = await api(`/api/moves?unit=${ui.selected[0]}&ap=${ui.ap}`);
-    const best = ui.moves.regions[ui.moves.regions.length - 1];
-    $("moves-out").textContent = best ? `${Math.round(best.area_mm2 / 100)} cm² of table within ${ui.ap} AP (lighter: fewer AP)` : "cannot move";
-    ui.key = "";
-    render();
-  } catch (e) { flash(e.message); }
-}
-
-$("moves").addEventListener("click", showMoves);
+  try { await hook("moves"); } catch (e) { flash(e.message); }
+});
 $("ap-down").addEventListener("click", () => { ui.ap = Math.max(0, ui.ap - 1); $("ap").textContent = ui.ap; });
-$("ap-up").addEventListener("click", () => { ui.ap = Math.min(RULESET === "contienda" ? 3 : 6, ui.ap + 1); $("ap").textContent = ui.ap; });
+$("ap-up").addEventListener("click", () => { ui.ap = Math.min(hook("maxAp") || 6, ui.ap + 1); $("ap").textContent = ui.ap; });
 
 // --- the units list -------------------------------------------------------------------------------
 
@@ -467,102 +319,5 @@ function renderUnits() {
   }
 }
 
-// --- the game (Knight: turns, rounds, siege) --------------------------------------------------------
-
-let diceFilled = false;
-function fillDice() {
-  if (diceFilled) return;
-  for (const die of ["black", "red", "white"]) {
-    const select = $(`die-${die}`);
-    for (let v = 1; v <= 6; v++) select.append(el("option", { value: v }, `${v}`));
-  }
-  diceFilled = true;
-}
-
-function renderGame() {
-  const g = ui.state.game;
-  const card = $("game");
-  if (hook("renderGame", g)) { card.hidden = true; return; }
-  if (!g || !g.available) { card.hidden = true; $("round-chip").hidden = true; return; }
-  card.hidden = false;
-  fillDice();
-  $("new-game").hidden = g.exists;
-  if (!g.exists) {
-    if (!$("mode").options.length) {
-      for (const m of g.modes) $("mode").append(el("option", { value: m }, m));
-      for (const p of g.players) $("holder").append(el("option", { value: p }, p));
-      $("mode").value = "siege";
-    }
-    $("game-line").textContent = "No game yet.";
-    for (const id of ["end-turn", "end-round", "undo"]) $(id).disabled = true;
-    $("roll").hidden = true;
-    $("round-chip").hidden = true;
-    return;
-  }
-  const roundText = g.siege_rounds ? `Round ${g.round} of ${g.siege_rounds}` : `Round ${g.round}`;
-  $("game-title").textContent = `${g.mode[0].toUpperCase()}${g.mode.slice(1)}`;
-  $("round-chip").hidden = false;
-  $("round-chip").textContent = roundText;
-  const dice = g.turn ? Object.entries(g.dice_left).map(([k, v]) => `${k} ${v}`).join(", ") : "";
-  $("game-line").textContent = `${roundText}. ` + (g.turn ? `${g.turn}'s turn (dice left: ${dice}).` : `${g.next} to roll.`);
-  $("winner").hidden = !g.winner;
-  $("winner").textContent = g.winner ? `Winner: ${g.winner} (${g.win_reason})` : "";
-  $("roll").hidden = !!g.turn || !!g.winner;
-  $("roll-who").textContent = `${g.next}'s roll:`;
-  $("end-turn").disabled = !g.turn;
-  $("end-round").disabled = !g.turn;
-  $("undo").disabled = !g.log.length;
-  const control = Object.entries(g.control || {}).map(([k, v]) => `${k}: ${v || "nobody"}`).join("; ");
-  $("control").textContent = control ? `Held now (camera): ${control}` : "";
-  const log = $("log");
-  const lines = g.log.slice(-12).reverse();
-  if (log.dataset.key !== JSON.stringify(lines)) {
-    log.dataset.key = JSON.stringify(lines);
-    log.replaceChildren(...lines.map((line) => el("li", {}, line)));
-  }
-}
-
-async function gameAction(path, body) {
-  try {
-    const g = await api(path, { method: "POST", body });
-    if (ui.state) { ui.state.game = g; renderGame(); }
-  } catch (e) { flash(e.message); }
-}
-
-$("new-game").addEventListener("submit", (event) => {
-  event.preventDefault();
-  gameAction("/api/game", { mode: $("mode").value, castle_holder: $("mode").value === "siege" ? $("holder").value : null });
-});
-$("mode").addEventListener("change", () => { $("holder-label").hidden = $("mode").value !== "siege"; });
-$("roll").addEventListener("submit", (event) => {
-  event.preventDefault();
-  gameAction("/api/game/roll", { black: Number($("die-black").value), red: Number($("die-red").value), white: Number($("die-white").value) });
-});
-$("end-turn").addEventListener("click", () => gameAction("/api/game/end-turn"));
-$("end-round").addEventListener("click", () => gameAction("/api/game/end-round"));
-$("undo").addEventListener("click", () => gameAction("/api/game/undo"));
-
-// --- Contienda odds ---------------------------------------------------------------------------------
-
-async function showBands() {
-  $("mod").textContent = ui.mod >= 0 ? `+${ui.mod}` : `${ui.mod}`;
-  const adv = $("adv").value;
-  const q = `mod=${ui.mod}&attack_number=${$("attack-number").value}` + (adv ? `&${adv}=1` : "");
-  try {
-    const b = await api(`/api/contienda/odds?${q}`);
-    $("bands").replaceChildren(oddsBars(b.full, b.partial, b.miss, ["10+ full", "7-9 partial", "6- miss"]),
-      el("p", { class: "hint" }, `full ${b.fractions.full}, partial ${b.fractions.partial}, miss ${b.fractions.miss}`));
-  } catch (e) { flash(e.message); }
-}
-
-if (RULESET === "contienda") {
-  $("contienda").hidden = false;
-  $("mod-down").addEventListener("click", () => { ui.mod = Math.max(-10, ui.mod - 1); showBands(); });
-  $("mod-up").addEventListener("click", () => { ui.mod = Math.min(10, ui.mod + 1); showBands(); });
-  $("adv").addEventListener("change", showBands);
-  $("attack-number").addEventListener("change", showBands);
-  api("/api/contienda/grid").then((grid) => { ui.grid = grid; ui.key = ""; if (ui.state) render(); }).catch((e) => flash(e.message));
-  showBands();
-}
-
-poll().then(schedule);
+// The first poll waits for the rule system's script (loaded after this one) to fill the hooks.
+window.addEventListener("load", () => poll().then(schedule));

@@ -33,6 +33,9 @@ RULES.drawUnder = (svg) => {
   svg.append(g);
 };
 
+RULES.drawKey = () => [FG.board ? 1 : 0, FG.card && FG.card.card];
+RULES.reset = () => { FG.card = null; };
+
 RULES.unitLabel = (u) => {
   const info = ui.state.forgod && ui.state.forgod.cards[String(u.id)];
   if (!info) return "";
@@ -91,7 +94,6 @@ RULES.select = async (ids) => {
   }
   ui.key = "";
   render();
-  return true;
 };
 
 // --- the engagement ---------------------------------------------------------------------------------
@@ -107,7 +109,7 @@ function fgCardName(id) { const u = unitById(id); return u ? `${u.name} (${id})`
 async function fgPush(event) {
   try {
     const g = await api("/api/forgod/game/events", { method: "POST", body: event });
-    ui.state.game = g; FG.gameKey = ""; renderGame();
+    ui.state.game = g; FG.gameKey = ""; RULES.renderGame(g);
   } catch (e) { flash(e.message); }
 }
 
@@ -207,13 +209,13 @@ $("fg-act").addEventListener("submit", (event) => {
 $("fg-new").addEventListener("click", async () => {
   try {
     const g = await api("/api/forgod/game", { method: "POST", body: { force: true } });
-    ui.state.game = g; FG.gameKey = ""; renderGame();
+    ui.state.game = g; FG.gameKey = ""; RULES.renderGame(g);
   } catch (e) { flash(e.message); }
 });
 $("fg-undo").addEventListener("click", async () => {
   try {
     const g = await api("/api/forgod/game/undo", { method: "POST" });
-    ui.state.game = g; FG.gameKey = ""; renderGame();
+    ui.state.game = g; FG.gameKey = ""; RULES.renderGame(g);
   } catch (e) { flash(e.message); }
 });
 

@@ -1,0 +1,147 @@
+// The Knight rules on the phone page: a verdict on every enemy with its reasons and odds, the pair's
+// verdict, the AP regions a unit reaches, and the game (turns, WBR dice, rounds, the siege counter).
+// Loaded after phone.js: it fills phone.js's RULES hooks and uses its helpers (el, api, pts, Y, ui).
+"use strict";
+
+const KN = { moves: null }; // /api/moves answer for the first selection
+
+RULES.drawKey = () => KN.moves;
+RULES.reset = () => { KN.moves = null; };
+
+RULES.drawUnder = (svg) => {
+  if (!KN.moves) return;
+  const colours = ["#ffffff66", "#80deea66", "#4dd0e166", "#26c6da66", "#00acc166", "#00838f66", "#006064aa"];
+  for (const region of [...KN.moves.regions].reverse()) {
+    for (const poly of region.polygons) {
+      svg.append(el("svg:polygon", { points: pts(poly), fill: colours[Math.min(region.ap, 6)], stroke: "none", class: "move-region" }));
+    }
+  }
+};
+
+RULES.select = async (ids) => {
+  const first = unitById(ids[0]);
+  const g = ui.state && ui.state.game;
+  if (first && g && g.exists && g.turn === first.player && g.dice_left.black !== undefined) {
+    ui.ap = Math.min(g.dice_left.black, 6); // the moves shown are for the AP its player has left
+    $("ap").textContent = ui.ap;
+  }
+  const detail = await api(`/api/units/${ids[0]}`);
+  $("sel-range").textContent = detail.range ? `${detail.class}: range ${detail.range.text} (${Math.round(detail.range.mm)} mm, ${detail.acting_player}'s hand)` : `${detail.class}: melee only`;
+  if (ids.length === 1) showEnemies(detail.enemies);
+  if (ids.length === 2) {
+    await showMeasure();
+    const ua = unitById(ids[0]), ub = unitById(ids[1]);
+    if (ua && ub && ua.player !== ub.player) {
+      const v = await api(`/api/attack?attacker=${ids[0]}&target=${ids[1]}`);
+      const list = el("ul", { class: "verdicts" });
+      list.append(verdictItem(v));
+      $("pair-verdict").replaceChildren(list);
+    }
+  }
+};
+
+RULES.moves = async () => {
+  KN.moves = await api(`/api/moves?unit=${ui.selected[0]}&ap=${ui.ap}`);
+  const best = KN.moves.regions[KN.moves.regions.length - 1];
+  $("moves-out").textContent = best ? `${Math.round(best.area_mm2 / 100)} cm² of table within ${ui.ap} AP (lighter: fewer AP)` : "cannot move";
+  ui.key = "";
+  render();
+};
+
+function showEnemies(enemies) {
+  const list = $("enemies");
+  $("enemies-title").hidden = !enemies.length;
+  for (const v of enemies) list.append(verdictItem(v));
+}
+
+function verdictItem(v) {
+  const li = el("li", { class: "verdict", "data-target": v.target });
+  li.append(el("div", { class: "name" }, `${v.name} — ${v.distance.text}`));
+  const chips = el("div");
+  for (const c of v.chips) chips.append(el("span", { class: `chip ${c.kind}` }, c.text));
+  li.append(chips);
+  if (v.legal) li.append(oddsBars(v.odds.attacker_wins, v.odds.tie, v.odds.defender_wins, ["attacker wins", "tie", "defender wins"]));
+  const reasons = el("ul", { class: "reasons" });
+  for (const r of v.reasons.concat(v.cover.blocks.map((b) => b.why))) reasons.append(el("li", {}, r));
+  const mods = v.attack_modifiers.map((m) => `attack ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`)
+    .concat(v.defence_modifiers.map((m) => `defence ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`));
+  for (const m of mods) reasons.append(el("li", {}, m));
+  li.append(reasons);
+  return li;
+}
+
+// --- the game (Knight: turns, rounds, siege) --------------------------------------------------------
+
+let diceFilled = false;
+function fillDice() {
+  if (diceFilled) return;
+  for (const die of ["black", "red", "white"]) {
+    const select = $(`die-${die}`);
+    for (let v = 1; v <= 6; v++) select.append(el("option", { value: v }, `${v}`));
+  }
+  diceFilled = true;
+}
+
+RULES.renderGame = renderGame;
+
+function renderGame() {
+  const g = ui.state.game;
+  const card = $("game");
+  if (!g || !g.available) { card.hidden = true; $("round-chip").hidden = true; return; }
+  card.hidden = false;
+  fillDice();
+  $("new-game").hidden = g.exists;
+  if (!g.exists) {
+    if (!$("mode").options.length) {
+      for (const m of g.modes) $("mode").append(el("option", { value: m }, m));
+      for (const p of g.players) $("holder").append(el("option", { value: p }, p));
+      $("mode").value = "siege";
+    }
+    $("game-line").textContent = "No game yet.";
+    for (const id of ["end-turn", "end-round", "undo"]) $(id).disabled = true;
+    $("roll").hidden = true;
+    $("round-chip").hidden = true;
+    return;
+  }
+  const roundText = g.siege_rounds ? `Round ${g.round} of ${g.siege_rounds}` : `Round ${g.round}`;
+  $("game-title").textContent = `${g.mode[0].toUpperCase()}${g.mode.slice(1)}`;
+  $("round-chip").hidden = false;
+  $("round-chip").textContent = roundText;
+  const dice = g.turn ? Object.entries(g.dice_left).map(([k, v]) => `${k} ${v}`).join(", ") : "";
+  $("game-line").textContent = `${roundText}. ` + (g.turn ? `${g.turn}'s turn (dice left: ${dice}).` : `${g.next} to roll.`);
+  $("winner").hidden = !g.winner;
+  $("winner").textContent = g.winner ? `Winner: ${g.winner} (${g.win_reason})` : "";
+  $("roll").hidden = !!g.turn || !!g.winner;
+  $("roll-who").textContent = `${g.next}'s roll:`;
+  $("end-turn").disabled = !g.turn;
+  $("end-round").disabled = !g.turn;
+  $("undo").disabled = !g.log.length;
+  const control = Object.entries(g.control || {}).map(([k, v]) => `${k}: ${v || "nobody"}`).join("; ");
+  $("control").textContent = control ? `Held now (camera): ${control}` : "";
+  const log = $("log");
+  const lines = g.log.slice(-12).reverse();
+  if (log.dataset.key !== JSON.stringify(lines)) {
+    log.dataset.key = JSON.stringify(lines);
+    log.replaceChildren(...lines.map((line) => el("li", {}, line)));
+  }
+}
+
+async function gameAction(path, body) {
+  try {
+    const g = await api(path, { method: "POST", body });
+    if (ui.state) { ui.state.game = g; renderGame(); }
+  } catch (e) { flash(e.message); }
+}
+
+$("new-game").addEventListener("submit", (event) => {
+  event.preventDefault();
+  gameAction("/api/game", { mode: $("mode").value, castle_holder: $("mode").value === "siege" ? $("holder").value : null });
+});
+$("mode").addEventListener("change", () => { $("holder-label").hidden = $("mode").value !== "siege"; });
+$("roll").addEventListener("submit", (event) => {
+  event.preventDefault();
+  gameAction("/api/game/roll", { black: Number($("die-black").value), red: Number($("die-red").value), white: Number($("die-white").value) });
+});
+$("end-turn").addEventListener("click", () => gameAction("/api/game/end-turn"));
+$("end-round").addEventListener("click", () => gameAction("/api/game/end-round"));
+$("undo").addEventListener("click", () => gameAction("/api/game/undo"));
