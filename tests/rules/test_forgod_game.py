@@ -146,3 +146,25 @@ def test_saved_form_replays_exactly(game):
                       ({"kind": "reaction", "rolls": {"ana": "6"}}, "rolls:")]:
         with pytest.raises(ValueError, match=word):
             event_from_json(bad)
+
+
+def test_cross_checks_count_detachments_and_the_commander():
+    from companion.rules.forgod.checks import cross_check, placement_problems
+    from companion.rules.forgod.odds import check_odds
+
+    s = setup_of(card(1, "ana", commander=True, level=10, morale=1), card(2, "ana", cards=5, fortitude=1, morale=2),
+                 card(11, "bo", commander=True, level=3, fortitude=2), card(12, "bo", cards=3, morale=0))
+    p = placed(s, m1=centre(3, 0), m2=centre(3, 2), m11=centre(3, 5), m12=centre(3, 3))
+    c = cross_check(s.rules, p, 2, 12, "fortitude").to_json()
+    assert (c["bonus_a"], c["bonus_d"]) == (1 + 2, 0 + 1)  # 5 cards: +2; 3 cards: +1
+    assert c["attacker_wins"] == float(check_odds(3, 1).attacker_wins)
+    c = cross_check(s.rules, p, 2, 12, "morale").to_json()
+    assert (c["bonus_a"], c["bonus_d"]) == (2 + 2 + 1, 0 + 1)  # ana's level-10 commander on the board: +1
+    assert any(m["name"] == "commander" for m in c["attacker_modifiers"])
+    p_off = placed(s, m1=(10.0, 10.0), m2=centre(3, 2), m12=centre(3, 3))
+    assert cross_check(s.rules, p_off, 2, 12, "morale").to_json()["bonus_a"] == 4  # the commander is off the board
+    assert placement_problems(p, "cover", 2, 1) == []  # two squares apart
+    far = placed(s, m1=centre(0, 0), m2=centre(3, 2))
+    assert "3 squares" in placement_problems(far, "cover", 1, 2)[0]
+    assert "not in the square next to" in placement_problems(far, "royal_guard", 2, 1)[0]
+    assert placement_problems(placed(s, m1=centre(3, 0), m2=centre(3, 1)), "royal_guard", 2, 1) == []

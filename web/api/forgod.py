@@ -8,6 +8,7 @@ and a verdict on every enemy card (legal ones first), with the engagement's stan
 GET /api/forgod/attack?attacker=A&target=B[&charge=1&flank=1&far=1] -> the verdict (as `forgod attack`).
 GET /api/forgod/odds?attack=A&evasion=E[&damage&absorption&constant_absorption&multiplier&hp] -> odds.
 GET /api/forgod/check?bonus_a=A&bonus_d=B -> {attacker_wins, defender_wins, fractions}.
+GET /api/forgod/cross?attacker=A&defender=B&kind=fortitude|morale -> a cross-check with both sides' bonuses.
 GET /api/forgod/army -> {valid, problems, pc_total, pc_limit, units}.
 POST /api/forgod/game {force?}: a new engagement. POST /api/forgod/game/events {kind, ...}: reaction
 {rolls {player: d10}}, act {card, action, target?, note?}, resolve {card, outcome}, counter {card,
@@ -16,12 +17,13 @@ against}, card_died {card, cause?}, reached_rearguard {card}. POST /api/forgod/g
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, jsonify, request
 
 from companion.rules.forgod.army import check_army
 from companion.rules.forgod.attack import Verdict, attack
 from companion.rules.forgod.cards import Forgod
-from companion.rules.forgod.game import ForgodGame, event_from_json
+from companion.rules.forgod.checks import KINDS, cross_check, placement_problems
+from companion.rules.forgod.game import Act, ForgodGame, event_from_json
 from companion.rules.forgod.odds import attack_odds, check_odds
 from companion.rules.forgod.squares import Placed, cells_json, place
 from web.api import ApiError, arg_bool, arg_int, bad, body
@@ -134,6 +136,20 @@ def get_check():
     return jsonify(check_odds(arg_int("bonus_a", None, -100, 100), arg_int("bonus_d", None, -100, 100)).to_json())
 
 
+@bp.get("/forgod/cross")
+def get_cross():
+    """GET /api/forgod/cross?attacker=A&defender=B&kind=fortitude|morale: a cross-check between two
+    cards with each side's bonus line by line (detachments, the commander) and its odds."""
+    view = companion().view()
+    kind = request.args.get("kind", "fortitude")
+    if kind not in KINDS:
+        raise bad("kind", f"one of {', '.join(KINDS)}")
+    a, d = arg_int("attacker"), arg_int("defender")
+    _card_id(view, a, "attacker")
+    _card_id(view, d, "defender")
+    return jsonify(cross_check(view.setup.rules, placed(view), a, d, kind).to_json())
+
+
 @bp.get("/forgod/army")
 def get_army():
     return jsonify(check_army(_rules(companion())).to_json())
@@ -168,6 +184,10 @@ def push_event():
     except ValueError as exc:
         field = str(exc).split(":")[0]
         raise bad(field, str(exc).split(": ", 1)[-1]) from None
+    if isinstance(event, Act):  # what the camera sees against the declaration
+        problems = placement_problems(placed(c.view()), event.action, event.card, event.target)
+        if problems:
+            raise ApiError(409, "not allowed now: " + "; ".join(problems))
     _store(c).push(event)
     return jsonify(game_json(c))
 
@@ -206,6 +226,8 @@ def game_json(c: Companion) -> dict:
             off = abs((unit.heading_deg - forward + 180) % 360 - 180) if unit else 0.0
             due["turned"] = bool(unit) and 60.0 <= off <= 120.0
             due["camera"] = f"card {due['card']} is {'turned 90 deg' if due['turned'] else 'not turned'} ({off:.0f} deg)"
+            check = cross_check(rules, here, due["card"], due["target"], "fortitude").to_json()
+            due["cross_check"] = {k: check[k] for k in ("bonus_a", "bonus_d", "attacker_wins", "fractions")}
     rearguard = [i for i, p in sorted(here.items()) if p.square is not None and p.in_enemy_field and p.line == "rearguard"
                  and i not in summary["dead"]]
     return {"available": True, "exists": True, "kind": "forgod", **summary, "players": list(game.players),

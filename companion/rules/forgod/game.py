@@ -248,7 +248,7 @@ class ForgodGame:
                 elif event.target in s.dead:
                     out.append(f"target: card {event.target} is out of the engagement")
                 else:
-                    friendly = event.action in ("shield", "royal_guard")
+                    friendly = event.action in ("shield", "royal_guard", "cover")
                     if friendly and target.player != card.player:
                         out.append(f"target: {event.action} protects one of {card.player}'s own cards")
                     if event.action == "royal_guard" and not target.commander:
@@ -256,7 +256,7 @@ class ForgodGame:
                     if event.action == "cover" and not any(p.card == event.target and p.action in LANDS_NEXT_TURN
                                                            for p in s.pending):
                         out.append(f"target: card {event.target} has no charge under way to cover")
-                    if not friendly and event.action != "cover" and target.player == card.player:
+                    if not friendly and target.player == card.player:
                         out.append(f"target: card {event.target} is on {card.player}'s own side")
             if event.action in ("charge", "charge_flank") and not card.melee:
                 out.append(f"card {card.id} attacks at range only: it cannot charge")

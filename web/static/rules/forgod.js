@@ -162,6 +162,8 @@ RULES.renderGame = (g) => {
     const li = el("li", { class: "verdict" });
     li.append(el("div", { class: "name" }, `${fgCardName(d.card)}: ${d.action.replace("_", " ")} on ${fgCardName(d.target)} — ${d.now ? d.needs + " now" : "lands on " + d.player + "'s next turn"}`));
     if (d.camera) li.append(el("p", { class: `chip ${d.in_reach === false || d.turned === false ? "bad" : "info"}` }, `camera: ${d.camera}`));
+    if (d.cross_check) li.append(el("p", { class: "hint" }, `fortitude cross-check: +${d.cross_check.bonus_a} against +${d.cross_check.bonus_d}, ` +
+      `${fgCardName(d.card)} wins ${pct(d.cross_check.attacker_wins)} (${d.cross_check.fractions.attacker_wins})`));
     if (d.now) {
       const outcomes = d.needs === "attack roll" ? ["hit", "evaded", "failed"] : ["won", "lost"];
       const row = el("div", { class: "row wrap" });
