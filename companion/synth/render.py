@@ -93,6 +93,47 @@ def _box(cx: float, cy: float, half_u: float, half_v: float, z0: float, z1: floa
     return _Primitive(np.array(corners), intersect)
 
 
+def _tilted_tile(cx: float, cy: float, top_mm: float, half: float, thickness: float, heading_deg: float,
+                 tilt_deg: float, towards_deg: float, albedo_at: Callable, light: np.ndarray) -> _Primitive:
+    """A marker tile tilted by `tilt_deg` about the centre of its top face, its face leaning towards
+    `towards_deg`; local u, v on the face as `_box` lays them (v along `heading_deg`)."""
+    c, s = _rot2(heading_deg)
+    flat = np.array([[s, -c, 0.0], [c, s, 0.0], [0.0, 0.0, 1.0]])  # rows: local u (right), v (up), w (normal)
+    tc, ts = _rot2(towards_deg)
+    k = np.array([-ts, tc, 0.0])  # the horizontal axis it tips about: w goes towards (tc, ts)
+    a = math.radians(tilt_deg)
+    kx = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    rot = np.eye(3) + math.sin(a) * kx + (1 - math.cos(a)) * kx @ kx  # Rodrigues
+    axes = flat @ rot.T
+    top = np.array([cx, cy, top_mm])
+    centre = top - axes[2] * thickness / 2
+    half_extent = np.array([half, half, thickness / 2])
+
+    def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
+        o_local = axes @ (origin - centre)
+        d_local = d @ axes.T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1 = (-half_extent - o_local) / d_local
+            t2 = (half_extent - o_local) / d_local
+        tmin, tmax = np.minimum(t1, t2), np.maximum(t1, t2)
+        t_near, t_far = np.nanmax(tmin, axis=1), np.nanmin(tmax, axis=1)
+        hit = (t_near <= t_far) & (t_far > 0)
+        t = np.where(hit, t_near, INF)
+        colour = np.zeros((len(d), 3))
+        if hit.any():
+            p = o_local + d_local[hit] * t_near[hit, None]
+            axis = np.nanargmax(tmin[hit], axis=1)
+            n_local = np.zeros((len(p), 3))
+            n_local[np.arange(len(p)), axis] = -np.sign(d_local[hit][np.arange(len(p)), axis])
+            face = np.where((axis == 2) & (n_local[:, 2] > 0), 0, 1)
+            colour[hit] = _shade(albedo_at(p[:, 0], p[:, 1], face), n_local @ axes, light)
+        return t, colour
+
+    corners = np.array([centre + axes.T @ (half_extent * np.array([su, sv, sw]))
+                        for su in (-1, 1) for sv in (-1, 1) for sw in (-1, 1)])
+    return _Primitive(corners, intersect)
+
+
 def _cylinder(cx: float, cy: float, r: float, z0: float, z1: float, rgb, light: np.ndarray) -> _Primitive:
     albedo = np.asarray(rgb, float)
 
@@ -262,8 +303,12 @@ def _mini_primitives(scene: Scene, m: SynthMini, light: np.ndarray) -> list[_Pri
     half_tile = m.marker_mm * (cells + 2 * m.margin_modules) / cells / 2
     thickness = min(1.5, max(m.z_mm - m.stand_mm, 0.05))
     top = m.z_mm
-    prims = [_box(m.x_mm, m.y_mm, half_tile, half_tile, top - thickness, top, m.heading_deg,
-                  _marker_albedo(bits, m.marker_mm, m.body_rgb), light)]
+    albedo = _marker_albedo(bits, m.marker_mm, m.body_rgb)
+    if m.tilt_deg:
+        prims = [_tilted_tile(m.x_mm, m.y_mm, top, half_tile, thickness, m.heading_deg, m.tilt_deg, m.tilt_towards_deg,
+                              albedo, light)]
+    else:
+        prims = [_box(m.x_mm, m.y_mm, half_tile, half_tile, top - thickness, top, m.heading_deg, albedo, light)]
     body_top = top - thickness
     base_h = min(3.0, body_top - m.stand_mm)
     if base_h > 0.2:

@@ -33,6 +33,8 @@ class SynthMini:
     stand_mm: float = 0.0  # top of what the mini stands on (0: the table)
     body_rgb: tuple[float, float, float] = (0.25, 0.22, 0.2)
     margin_modules: float = 1.0  # white quiet zone around the black square, in marker modules
+    tilt_deg: float = 0.0  # the marker tile tilted from flat about its centre (a curled card, a knocked mini)
+    tilt_towards_deg: float = 0.0  # the direction its face leans towards, counter-clockwise from +x
 
 
 @dataclass(frozen=True)
@@ -369,7 +371,8 @@ def scene_truth(scene: Scene) -> dict:
     """The ground truth as JSON: what `locate` should find, in the same units and frame."""
     return {
         "minis": [{"id": m.id, "x_mm": m.x_mm, "y_mm": m.y_mm, "z_mm": m.z_mm, "heading_deg": m.heading_deg % 360,
-                   "marker_mm": m.marker_mm, "base_mm": m.base_mm, "stand_mm": m.stand_mm} for m in scene.minis],
+                   "marker_mm": m.marker_mm, "base_mm": m.base_mm, "stand_mm": m.stand_mm, "tilt_deg": m.tilt_deg}
+                  for m in scene.minis],
         "blocks": [{"footprint_mm": [[float(x), float(y)] for x, y in b.footprint_mm()], "height_mm": b.top_mm,
                     "bottom_mm": b.z0_mm, "color": b.color} for b in scene.bricks],
         "hands": [{"x_mm": h.x_mm, "y_mm": h.y_mm, "z_mm": h.z_mm} for h in scene.hands],

@@ -38,3 +38,24 @@ def test_rendered_cards_land_in_their_squares_even_2_mm_from_a_line():
         seen = next(s for s in state.minis if s.id == m.id)
         assert abs(seen.x_mm - m.x_mm) < EDGE_MM and abs(seen.y_mm - m.y_mm) < EDGE_MM, (m.id, seen, m)
         assert placed[m.id].square == truth == squares[m.id], m.id
+
+
+def test_curled_cards_tilted_8_to_35_deg_stay_in_their_squares():
+    import math
+
+    from companion.synth.battlefield import MARKER_MM
+
+    base = base_scene()
+    setup = battlefield_setup(base)
+    half = MARKER_MM * (6 + 2) / 6 / 2  # the printed tile: a 4x4 marker (6 modules with its border) and a margin
+    tilts = {4: (12, 0), 5: (0, 0), 6: (25, 90), 20: (8, 45), 21: (15, 200), 22: (35, 300)}
+    cards = tuple(replace(m, tilt_deg=t, tilt_towards_deg=d, base_mm=10.0, z_mm=0.6 + half * math.sin(math.radians(t)))
+                  for m in base.minis for t, d in [tilts[m.id]])  # one edge on the table, the other lifted
+    scene = replace(base, minis=cards)
+    state = Locator(setup).locate(Renderer().render(scene))
+    placed = place(setup.rules, Table.from_state(state, setup))
+    for m in scene.minis:
+        seen = next(s for s in state.minis if s.id == m.id)
+        assert math.hypot(seen.x_mm - m.x_mm, seen.y_mm - m.y_mm) < 4.0, (m.id, seen)
+        assert abs(seen.tilt_deg - m.tilt_deg) < 5.0 or m.tilt_deg < 10  # a flat marker's tilt is noisy
+        assert placed[m.id].square == BOARD.square_at(m.x_mm, m.y_mm), m.id
