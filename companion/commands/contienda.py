@@ -39,7 +39,7 @@ def cmd_reach(args: argparse.Namespace) -> int:
     lanes = charge_lanes(table, grid, args.unit)
     if args.json:
         print_json({"hexes": [list(h) for h in result.hexes], "provoking": [list(h) for h in result.provoking],
-                     "charges": lanes})
+                     "charges": [lane.to_json() for lane in lanes]})
     else:
         print(f"unit {args.unit}: {len(result.hexes)} hexes in reach with {args.ap} AP "
               f"({len(result.provoking)} only by provoking a counter-strike); {len(lanes)} charge lane(s)")

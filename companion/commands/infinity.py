@@ -23,10 +23,10 @@ def cmd_f2f(args: argparse.Namespace) -> int:
 
 
 def cmd_template(args: argparse.Namespace) -> int:
-    from companion.rules.infinity import CIRCULAR_TEMPLATE_MM, clamp_mods, template_attack
+    from companion.rules.infinity import clamp_mods, template_attack, template_diameter_mm
 
     setup, table = load_table(args.setup, args.state)
-    diameter = float(setup.sections.get("infinity", {}).get("circular_template_mm", CIRCULAR_TEMPLATE_MM))
+    diameter = template_diameter_mm(setup)
     point = None
     if args.point:
         try:

@@ -211,7 +211,17 @@ def reach(table: Table, grid: HexGrid, unit_id: int, ap: int, mobility: int = DE
     return Reach(tuple(sorted(set(hexes))), tuple(sorted(set(provoking))))
 
 
-def charge_lanes(table: Table, grid: HexGrid, unit_id: int) -> list[dict]:
+@dataclass(frozen=True)
+class ChargeLane:
+    direction: Hex
+    path: tuple[Hex, ...]  # the two hexes crossed, the last one where the charge ends
+    targets: tuple[int, ...]  # enemies next to its end
+
+    def to_json(self) -> dict:
+        return {"direction": list(self.direction), "path": [list(h) for h in self.path], "targets": list(self.targets)}
+
+
+def charge_lanes(table: Table, grid: HexGrid, unit_id: int) -> list[ChargeLane]:
     """Straight 2-hex charges along one hex direction, unbroken, ending next to an enemy."""
     unit = table.unit(unit_id)
     where = cells(table, grid)
@@ -225,7 +235,7 @@ def charge_lanes(table: Table, grid: HexGrid, unit_id: int) -> list[dict]:
             continue
         targets = [enemies[n] for n in neighbours(path[-1]) if n in enemies]
         if targets:
-            lanes.append({"direction": [dq, dr], "path": [list(h) for h in path], "targets": sorted(targets)})
+            lanes.append(ChargeLane((dq, dr), tuple(path), tuple(sorted(targets))))
     return lanes
 
 
@@ -308,10 +318,21 @@ def damage(base: int, band: str, kind: str = "attack", magic: bool = False, prot
     return amount, steps
 
 
-def morale(mod: int = 0) -> dict:
+@dataclass(frozen=True)
+class Morale:
     """2d6 + mod: 10+ holds, 7-9 at disadvantage, 6- flees."""
+
+    holds: Fraction
+    disadvantage: Fraction
+    flees: Fraction
+
+    def to_json(self) -> dict:
+        return {"holds": float(self.holds), "disadvantage": float(self.disadvantage), "flees": float(self.flees)}
+
+
+def morale(mod: int = 0) -> Morale:
     b = odds(mod)
-    return {"holds": float(b.full), "disadvantage": float(b.partial), "flees": float(b.miss)}
+    return Morale(b.full, b.partial, b.miss)
 
 
 from companion.rules.registry import Problem, RuleSystem  # noqa: E402  (the descriptor, after what it describes)

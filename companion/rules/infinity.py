@@ -203,4 +203,29 @@ def template_attack(table: Table, attacker_id: int, target_id: int | None = None
 
 from companion.rules.registry import RuleSystem  # noqa: E402  (the descriptor, after what it describes)
 
-SYSTEM = RuleSystem("infinity", "Infinity", section="infinity", section_keys=frozenset({"circular_template_mm"}))
+@dataclass(frozen=True)
+class InfinitySetup:
+    circular_template_mm: float = CIRCULAR_TEMPLATE_MM  # the template's diameter
+
+
+def read_infinity(section: dict, problem) -> InfinitySetup:
+    value = section.get("circular_template_mm", CIRCULAR_TEMPLATE_MM)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        problem("infinity.circular_template_mm", f"must be a positive number of mm, got {value!r}")
+        return InfinitySetup()
+    return InfinitySetup(float(value))
+
+
+def template_diameter_mm(setup) -> float:
+    """The setup's template: its rules value under Infinity, else read from its [infinity] table."""
+    if isinstance(setup.rules, InfinitySetup):
+        return setup.rules.circular_template_mm
+    problems: list[str] = []
+    found = read_infinity(setup.sections.get("infinity", {}), lambda key, message: problems.append(f"{key}: {message}"))
+    if problems:
+        raise InputError(f"{setup.path}: " + "; ".join(problems))
+    return found.circular_template_mm
+
+
+SYSTEM = RuleSystem("infinity", "Infinity", section="infinity", section_keys=frozenset({"circular_template_mm"}),
+                    read_setup=lambda setup, problem: read_infinity(setup.sections.get("infinity", {}), problem))

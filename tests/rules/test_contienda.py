@@ -85,7 +85,8 @@ def test_terrain_allies_and_enemies():
 def test_charges_and_flanks():
     t = table(at((10, 10), "red", 1), at((13, 10), "blue", 2))
     lanes = charge_lanes(t, GRID, 1)
-    assert [lane["targets"] for lane in lanes if lane["direction"] == [1, 0]] == [[2]]
+    assert [lane.targets for lane in lanes if lane.direction == (1, 0)] == [(2,)]
+    assert lanes[0].to_json()["path"][0] == list(lanes[0].path[0])
     flank = table(at((10, 10), "blue", 9), at((11, 10), "red", 1), at((9, 10), "red", 2))
     assert flanked(flank, GRID, 9)
     assert not flanked(table(at((10, 10), "blue", 9), at((11, 10), "red", 1), at((10, 9), "red", 2)), GRID, 9)

@@ -51,7 +51,7 @@ def get_reach():
     unit = table.unit(arg_int("unit"))
     result = reach(table, grid, unit.id, arg_int("ap", 3, 0, 3), arg_int("mobility", 4, 1, 12))
     return jsonify({"unit": unit.id, "ap": arg_int("ap", 3, 0, 3), "hexes": [list(h) for h in result.hexes],
-                    "provoking": [list(h) for h in result.provoking], "charges": charge_lanes(table, grid, unit.id)})
+                    "provoking": [list(h) for h in result.provoking], "charges": [lane.to_json() for lane in charge_lanes(table, grid, unit.id)]})
 
 
 @bp.get("/contienda/odds")

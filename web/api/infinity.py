@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from companion.rules.infinity import CIRCULAR_TEMPLATE_MM, clamp_mods, face_to_face, template_attack
-from web.api import ApiError, arg_int, bad
+from companion.rules.infinity import clamp_mods, face_to_face, template_attack, template_diameter_mm
+from web.api import arg_int, bad
 from web.context import companion
 
 bp = Blueprint("infinity", __name__)
@@ -31,10 +31,7 @@ def _point() -> tuple[float, float] | None:
 def get_template():
     c = companion()
     table = c.view().table
-    try:
-        diameter = float(c.setup.sections.get("infinity", {}).get("circular_template_mm", CIRCULAR_TEMPLATE_MM))
-    except (TypeError, ValueError):
-        raise ApiError(400, f"{c.setup.path}: [infinity] circular_template_mm must be a number") from None
+    diameter = template_diameter_mm(c.setup)
     target = request.args.get("target")
     point = _point()
     if target is None and point is None:
