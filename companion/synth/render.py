@@ -10,8 +10,11 @@ Then come uneven light, blur, sensor noise and JPEG.
 from __future__ import annotations
 
 import math
+import os
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Callable
 
 import cv2
@@ -228,24 +231,25 @@ def _plain(rgb) -> Callable:
     return lambda u, v, face: np.broadcast_to(colour * np.where(face == 0, 1.0, 0.92)[:, None], (len(u), 3)).copy()
 
 
-def scene_primitives(scene: Scene) -> list[_Primitive]:
+def scene_sources(scene: Scene) -> list[tuple[object, list[_Primitive]]]:
+    """Every object of the scene (its value: equal values draw the same pixels) with its primitives."""
     light = np.asarray(scene.light_dir, float)
     light = light / np.linalg.norm(light)
-    prims: list[_Primitive] = []
+    out: list[tuple[object, list[_Primitive]]] = []
     for a in scene.anchors:
         bits = marker_bits(scene.dictionary, a.id)
         half = a.size_mm * (bits.shape[0] + 2) / bits.shape[0] / 2  # one module of white around it
-        prims.append(_box(a.x_mm, a.y_mm, half, half, 0.0, 0.1, a.rotation_deg,
-                          _marker_albedo(bits, a.size_mm, (0.9, 0.9, 0.88)), light))
-    for m in scene.minis:
-        prims.extend(_mini_primitives(scene, m, light))
-    for b in scene.bricks:
-        prims.append(_brick_primitive(b, light))
-    for h in scene.hands:
-        prims.extend(_hand_primitives(h, light))
-    for b in scene.boards:
-        prims.append(_board_primitive(b, light))
-    return prims
+        out.append((a, [_box(a.x_mm, a.y_mm, half, half, 0.0, 0.1, a.rotation_deg,
+                             _marker_albedo(bits, a.size_mm, (0.9, 0.9, 0.88)), light)]))
+    out += [(m, _mini_primitives(scene, m, light)) for m in scene.minis]
+    out += [(b, [_brick_primitive(b, light)]) for b in scene.bricks]
+    out += [(h, _hand_primitives(h, light)) for h in scene.hands]
+    out += [(b, [_board_primitive(b, light)]) for b in scene.boards]
+    return out
+
+
+def scene_primitives(scene: Scene) -> list[_Primitive]:
+    return [p for _, prims in scene_sources(scene) for p in prims]
 
 
 @lru_cache(maxsize=8)
@@ -415,19 +419,39 @@ def _light_gain(scene: Scene, px: np.ndarray, py: np.ndarray) -> np.ndarray:
     return np.clip(gradient * vignette, 0.2, 1.5) * 1.15
 
 
-def _cast(scene: Scene, prims: list[_Primitive], px: np.ndarray, py: np.ndarray) -> np.ndarray:
-    """Colour of the rays through distorted pixel positions (N,) x (N,)."""
+def _cast(scene: Scene, prims: list[_Primitive], px: np.ndarray, py: np.ndarray,
+          boxes: list | None = None) -> np.ndarray:
+    """Colour of the rays through distorted pixel positions (N,) x (N,). With `boxes` (each prim's
+    pixel box), a prim is only tested against the rays inside its box: it cannot be seen outside."""
     normalized = scene.camera.normalize(np.stack([px, py], axis=1))
     origin, d = scene.pose.rays(normalized)
     # Size of one pixel on the table, for anti-aliasing the printed grid lines.
     pixel_mm = (origin[2] / np.clip(-d[:, 2], 1e-3, None)) / scene.camera.focal_px
     best_t, colour = _surface_colour(scene, origin, d, pixel_mm)
-    for prim in prims:
-        t, c = prim.intersect(origin, d)
-        closer = t < best_t
-        best_t = np.where(closer, t, best_t)
-        colour[closer] = c[closer]
+    for k, prim in enumerate(prims):
+        if boxes is None:
+            t, c = prim.intersect(origin, d)
+            closer = t < best_t
+            best_t = np.where(closer, t, best_t)
+            colour[closer] = c[closer]
+            continue
+        x0, y0, x1, y1 = boxes[k]
+        rays = np.flatnonzero((px >= x0 - 0.5) & (px < x1 - 0.5) & (py >= y0 - 0.5) & (py < y1 - 0.5))
+        if not len(rays):
+            continue
+        t, c = prim.intersect(origin, d[rays])
+        closer = t < best_t[rays]
+        best_t[rays[closer]] = t[closer]
+        colour[rays[closer]] = c[closer]
     return colour * _light_gain(scene, px, py)[:, None]
+
+
+_WORKERS = max(1, min(4, os.cpu_count() or 1))
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_WORKERS, thread_name_prefix="render")
 
 
 class Renderer:
@@ -437,6 +461,7 @@ class Renderer:
     def __init__(self) -> None:
         self._background_key: tuple | None = None
         self._background: np.ndarray | None = None
+        self._clean: tuple | None = None  # the last frame before the camera's degradations, and what drew it
 
     def background(self, scene: Scene) -> np.ndarray:
         cam = scene.camera
@@ -445,27 +470,61 @@ class Renderer:
                scene.table, scene.texture_seed, scene.imaging.light_gradient, scene.imaging.vignetting,
                scene.light_dir, scene.printed_squares)
         if key != self._background_key:
-            ys, xs = np.mgrid[0:cam.height_px, 0:cam.width_px]
-            self._background = _cast(scene, [], xs.ravel().astype(float), ys.ravel().astype(float)).reshape(
-                cam.height_px, cam.width_px, 3)
+            def rows(span: tuple[int, int]) -> np.ndarray:
+                ys, xs = np.mgrid[span[0]:span[1], 0:cam.width_px]
+                return _cast(scene, [], xs.ravel().astype(float), ys.ravel().astype(float))
+
+            cuts = np.linspace(0, cam.height_px, _WORKERS + 1).astype(int)
+            parts = list(_pool().map(rows, zip(cuts[:-1], cuts[1:])))  # numpy lets go of the GIL: bands in parallel
+            self._background = np.concatenate(parts).reshape(cam.height_px, cam.width_px, 3)
             self._background_key = key
         return self._background
 
     def render(self, scene: Scene, degrade: bool = True) -> np.ndarray:
-        """The frame the camera would see (BGR, uint8)."""
-        image = self.background(scene).copy()
-        prims = scene_primitives(scene)
+        """The frame the camera would see (BGR, uint8).
+
+        A sequence seen by a fixed camera re-renders only the regions where an object moved,
+        appeared or went; every other region is drawn by the same objects as in the last frame and
+        is copied from it (the result is the same image a full render gives, pixel for pixel)."""
+        background = self.background(scene)
+        sources = scene_sources(scene)
+        prims = [p for _, ps in sources for p in ps]
+        boxes = [_pixel_box(scene, p) for p in prims]
+        regions = merge_boxes([b for b in boxes if b is not None])
+        drawn = Counter(value for value, _ in sources)
+        boxes_of: dict[object, list] = {}
+        k = 0
+        for value, ps in sources:
+            boxes_of.setdefault(value, []).extend(b for b in boxes[k:k + len(ps)] if b is not None)
+            k += len(ps)
+        key = (self._background_key, scene.dictionary, scene.imaging.supersample)
+        if self._clean is not None and self._clean[0] == key:
+            _, drawn_before, image, regions_before, boxes_before = self._clean
+            image = image.copy()
+            changed = [b for v in drawn_before - drawn for b in boxes_before.get(v, ())]
+            changed += [b for v in drawn - drawn_before for b in boxes_of.get(v, ())]
+            kept = {tuple(r) for r in regions_before} & {tuple(r) for r in regions}
+            for r in regions_before:
+                if tuple(r) not in kept:
+                    image[r[1]:r[3], r[0]:r[2]] = background[r[1]:r[3], r[0]:r[2]]
+            todo = [r for r in regions if tuple(r) not in kept or any(overlap(tuple(r), c) for c in changed)]
+        else:
+            image, todo = background.copy(), regions
         ss = scene.imaging.supersample
         offsets = (np.arange(ss) + 0.5) / ss - 0.5
-        boxes = [_pixel_box(scene, p) for p in prims]
-        for box in merge_boxes([b for b in boxes if b is not None]):
+
+        def region(box) -> np.ndarray:
             x0, y0, x1, y1 = box
-            near = [p for p, b in zip(prims, boxes) if b is not None and overlap(b, box)]
+            near = [(p, b) for p, b in zip(prims, boxes) if b is not None and overlap(b, tuple(box))]
             grid_y = (np.arange(y0, y1)[:, None] + offsets[None, :]).ravel()
             grid_x = (np.arange(x0, x1)[:, None] + offsets[None, :]).ravel()
             gy, gx = np.meshgrid(grid_y, grid_x, indexing="ij")
-            colour = _cast(scene, near, gx.ravel(), gy.ravel())
-            image[y0:y1, x0:x1] = colour.reshape(y1 - y0, ss, x1 - x0, ss, 3).mean(axis=(1, 3))
+            colour = _cast(scene, [p for p, _ in near], gx.ravel(), gy.ravel(), [b for _, b in near])
+            return colour.reshape(y1 - y0, ss, x1 - x0, ss, 3).mean(axis=(1, 3))
+
+        for (x0, y0, x1, y1), pixels in zip(todo, _pool().map(region, todo)):  # regions are disjoint
+            image[y0:y1, x0:x1] = pixels
+        self._clean = (key, drawn, image, regions, boxes_of)
         img = np.clip(image[:, :, ::-1] * 255.0, 0, 255).astype(np.float32)  # RGB -> BGR
         if degrade:
             img = degrade_image(img, scene)
