@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS game (
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY,        -- 1, 2, 3 ... in the order they were pushed
     event TEXT NOT NULL,            -- the event's JSON
-    at REAL NOT NULL                -- epoch s it was confirmed
+    at REAL NOT NULL,               -- epoch s it was confirmed
+    seen TEXT                       -- what the camera saw with it (JSON: the table state, a turn's ledger), or NULL
 );
 """
 
@@ -64,6 +65,9 @@ class GameStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(events)")}
+            if "seen" not in columns:  # a game saved before the camera's evidence was kept
+                self._db.execute("ALTER TABLE events ADD COLUMN seen TEXT")
         except sqlite3.DatabaseError as exc:
             raise InputError(f"{path}: not a saved game ({exc})") from None
         self.game: Any = self._load()
@@ -92,15 +96,17 @@ class GameStore:
             self.version += 1
         return game
 
-    def push(self, event: Event) -> Any:
-        """Check, apply and commit one event (IllegalEvent if not allowed now)."""
+    def push(self, event: Event, seen: dict | None = None) -> Any:
+        """Check, apply and commit one event (IllegalEvent if not allowed now), with what the camera
+        saw when it was confirmed (`seen`), so a dispute later can look back at it."""
         with self._lock:
             game = self._require()
             game.push(event)  # raises IllegalEvent, nothing written
             try:
                 with self._transaction():
-                    self._db.execute("INSERT INTO events (event, at) VALUES (?, ?)",
-                                     (json.dumps(event.to_json()), time.time()))
+                    self._db.execute("INSERT INTO events (event, at, seen) VALUES (?, ?, ?)",
+                                     (json.dumps(event.to_json()), time.time(),
+                                      json.dumps(seen) if seen is not None else None))
             except sqlite3.Error:
                 game.pop()  # not on disk: not confirmed either
                 raise
@@ -121,9 +127,23 @@ class GameStore:
             return event
 
     def event_log(self) -> list[dict]:
+        """Every event, oldest first, with the turn ledger the camera saw where one was kept."""
         with self._lock:
-            return [{"seq": seq, "at": at, **json.loads(e)}
-                    for seq, e, at in self._db.execute("SELECT seq, event, at FROM events ORDER BY seq")]
+            out = []
+            for seq, e, at, seen in self._db.execute("SELECT seq, event, at, seen FROM events ORDER BY seq"):
+                entry = {"seq": seq, "at": at, **json.loads(e)}
+                if seen is not None and "ledger" in (evidence := json.loads(seen)):
+                    entry["ledger"] = evidence["ledger"]
+                out.append(entry)
+            return out
+
+    def last_seen(self, kind: str) -> dict | None:
+        """What the camera saw with the latest event of this kind (e.g. the table at the turn's start)."""
+        with self._lock:
+            for e, seen in self._db.execute("SELECT event, seen FROM events ORDER BY seq DESC"):
+                if json.loads(e).get("kind") == kind:
+                    return json.loads(seen) if seen is not None else None
+            return None
 
     def close(self) -> None:
         with self._lock:

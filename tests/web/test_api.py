@@ -239,3 +239,38 @@ def test_blocks_reach_the_map_and_the_verdicts(siege, tmp_path):
     verdict = client.get("/api/attack?attacker=6&target=20").get_json()
     assert verdict["cover"]["full"] and not verdict["legal"]
     assert any(c["text"] == "blocked by block 0" for c in verdict["chips"])
+
+
+def test_the_turn_ledger_referees_the_turn_from_the_camera(running):
+    """The table as seen when the dice were entered is the turn's start; the ledger compares the
+    camera's table now with it, in the acting player's units, and is saved with the end of the turn."""
+    import json
+
+    client = running.client()
+    post = lambda path, body=None: running.post(client, path, body)  # noqa: E731
+    post("/api/game", {"mode": "siege", "castle_holder": "blue"})
+    game = post("/api/game/roll", {"black": 2, "red": 1, "white": 1}).get_json()
+    assert game["ledger"]["ap_spent"] == 0 and game["ledger"]["ap_die"] == 2  # nothing moved yet
+    # The start as the store kept it, with red's unit 4 standing 1 hand + 2.5 fingers (228 mm) back
+    # and unit 6 one further on: the camera now sees both where the frame has them.
+    store = running.store
+    with store._lock, store._transaction():
+        (seq, seen), = store._db.execute("SELECT seq, seen FROM events WHERE event LIKE '%start_turn%'").fetchall()
+        start = json.loads(seen)
+        for m in start["state"]["minis"]:
+            if m["id"] == 4:
+                m["x_mm"] -= 228.0
+            if m["id"] == 6:
+                m["y_mm"] -= 60.0
+        store._db.execute("UPDATE events SET seen = ? WHERE seq = ?", (json.dumps(start), seq))
+    store.version += 1
+    led = client.get("/api/game").get_json()["ledger"]
+    moved = {tuple(m["units"]): m for m in led["moves"]}
+    assert moved[(4,)]["ap"] == 2 and (moved[(4,)]["hands"], moved[(4,)]["fingers"]) == (1, 2)
+    assert led["ap_spent"] >= 3 and led["units_acted"] == sorted(led["units_acted"]) and 4 in led["units_acted"]
+    assert any("black die allows 2" in w for w in led["warnings"])
+    assert any("white die allows 1" in w for w in led["warnings"])
+    post("/api/game/end-turn")
+    log = client.get("/api/log").get_json()["events"]
+    assert log[-1]["kind"] == "end_turn" and log[-1]["ledger"]["ap_spent"] == led["ap_spent"]
+    assert client.get("/api/game").get_json()["ledger"] is None  # between turns

@@ -109,6 +109,8 @@ def test_a_player_measures_reads_a_verdict_and_plays_a_siege_round(knight):
     page.select_option("#die-black", "4")
     page.locator("#roll button").click()
     page.wait_for_function("document.querySelector('#game-line').textContent.includes(\"red's turn\")")
+    page.wait_for_selector("#ledger:not([hidden])")  # the turn's ledger, refereed by the camera
+    assert "of 4 AP" in page.locator("#ledger-title").inner_text()
     page.locator("#end-turn").click()
     page.wait_for_function("document.querySelector('#game-line').textContent.includes('blue to roll')")
     page.locator("#roll button").click()

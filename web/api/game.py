@@ -2,12 +2,15 @@
 
 GET /api/game (Knight) -> {available, exists, mode, round, rounds_done, siege_rounds, turn, next, dice_left,
 coins, winner, win_reason, units {id: alive|skeleton|gone}, balance, played_this_round, control
-{kind: player|null, from the camera now}, version}.
+{kind: player|null, from the camera now}, ledger (the turn under way as the camera saw it from the
+turn's start: moves, turns, fortifications, ap_spent against ap_die, units_acted against
+warriors_die, attacks_made, other_side_moved, warnings; null between turns), version}.
 POST /api/game {mode, castle_holder?, force?}: a new game (409 if one is under way, unless force).
 POST /api/game/roll {player?, black, red, white}: the acting player's dice (1-6 each).
 POST /api/game/events {kind, ...}: any game event (start_turn, convert, spend, interrupt,
 unit_died, became_skeleton, hire, destroyed).
-POST /api/game/end-turn: ends the turn; who holds each object is read from the camera now.
+POST /api/game/end-turn: ends the turn; who holds each object is read from the camera now, and the
+turn's ledger is saved with it (GET /api/log shows it with the event).
 POST /api/game/end-round: ends the turn that closes the round (409 if another player has not played).
 POST /api/game/undo: takes the last event back.
 Every POST answers with the new game state once it is on disk."""
@@ -32,7 +35,36 @@ def game_json(c: Companion) -> dict:
                 "players": [p.name for p in c.setup.players]}
     return {"available": True, "exists": True, **game.summary(), "castle_holder": game.castle_holder,
             "players": list(game.players), "played_this_round": list(game.played_this_round),
-            "control": camera_control(c), "version": c.store.version}
+            "control": camera_control(c), "ledger": turn_ledger(c), "version": c.store.version}
+
+
+def turn_ledger(c: Companion) -> dict | None:
+    """What the turn under way has spent, as the camera saw it from the turn's start to now (the
+    `knight ledger` answer), against the dice: AP against the black die, the units that moved
+    against the white die, the attacks entered against the red one."""
+    from companion.rules.knight.ledger import ledger
+    from companion.rules.table import Table
+    from companion.state import TableState
+
+    game = c.store.game
+    if game is None or game.turn_player is None:
+        return None
+    seen = c.store.last_seen("start_turn")
+    if not seen or "state" not in seen:
+        return None  # a turn started from the command line: the camera did not see its start
+    view = c.view()
+    start = game.table_view(Table.from_state(TableState.from_json(seen["state"]), c.setup))
+    turn = ledger(start, view.table, game.turn_player, (c.setup.table.width_mm, c.setup.table.depth_mm))
+    out = turn.to_json()
+    acted = sorted({u for m in turn.moves for u in m.units} | {u for t in turn.turns for u in t.units})
+    warnings = list(out["warnings"])
+    if turn.ap_spent > game.action_points:
+        warnings.insert(0, f"the turn spends {turn.ap_spent} AP, the black die allows {game.action_points}")
+    if len(acted) > game.warriors:
+        warnings.insert(0, f"{len(acted)} units acted ({', '.join(map(str, acted))}), the white die allows {game.warriors}")
+    return out | {"warnings": warnings, "ap_die": game.action_points, "units_acted": acted,
+                  "warriors_die": game.warriors, "attacks_made": game.attacks_made,
+                  "attacks_die": game.dice_left.get("red", 0) + game.attacks_made}
 
 
 def camera_control(c: Companion) -> dict[str, str | None]:
@@ -64,10 +96,18 @@ def new_game():
     return jsonify(game_json(c))
 
 
-def _push(event: g.Event):
+def _push(event: g.Event, seen: dict | None = None):
     c = companion()
-    _store(c).push(event)
+    _store(c).push(event, seen)
     return jsonify(game_json(c))
+
+
+def _seen_now(c: Companion, with_ledger: bool = False) -> dict:
+    """The table as the camera sees it now (and the turn's ledger), kept with the event."""
+    seen = {"state": c.view().snapshot.state.to_json()}
+    if with_ledger:
+        seen["ledger"] = turn_ledger(c)
+    return seen
 
 
 @bp.post("/game/roll")
@@ -82,7 +122,7 @@ def roll():
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 6:
             raise bad(die, "the die's face, an integer 1 to 6")
         dice[die] = value
-    return _push(g.StartTurn(str(player), **dice))
+    return _push(g.StartTurn(str(player), **dice), _seen_now(c))
 
 
 @bp.post("/game/events")
@@ -96,7 +136,8 @@ def push_event():
 
 @bp.post("/game/end-turn")
 def end_turn():
-    return _push(g.EndTurn(camera_control(companion())))
+    c = companion()
+    return _push(g.EndTurn(camera_control(c)), _seen_now(c, with_ledger=True))
 
 
 @bp.post("/game/end-round")
@@ -108,7 +149,7 @@ def end_round():
         if waiting:
             raise ApiError(409, f"not allowed now: {', '.join(waiting)} has not played this round yet "
                                 f"(end the turn instead)")
-    return _push(g.EndTurn(camera_control(c)))
+    return _push(g.EndTurn(camera_control(c)), _seen_now(c, with_ledger=True))
 
 
 @bp.post("/game/undo")

@@ -171,6 +171,8 @@ class _Replay:
     turn_player: str | None = None
     dice: dict[str, int] = field(default_factory=dict)  # left this turn
     rolled: dict[str, int] = field(default_factory=dict)
+    action_points: int = 0  # the black die after any conversion: the turn's AP
+    attacks: int = 0  # red points spent this turn
     spent_any: bool = False
     converted: bool = False
     turns_this_round: list[str] = field(default_factory=list)
@@ -303,6 +305,21 @@ class Game:
         return dict(self._state.dice)
 
     @property
+    def action_points(self) -> int:
+        """The turn's AP: its black die after any conversion (0 between turns)."""
+        return self._state.action_points if self._state.turn_player else 0
+
+    @property
+    def warriors(self) -> int:
+        """The white die (after conversion): how many units may act this turn (0 between turns)."""
+        return self._state.dice.get("white", 0) if self._state.turn_player else 0
+
+    @property
+    def attacks_made(self) -> int:
+        """Red die points spent this turn (attacks the players entered)."""
+        return self._state.attacks if self._state.turn_player else 0
+
+    @property
     def played_this_round(self) -> tuple[str, ...]:
         """Players whose turn in this round is over, in order."""
         return tuple(self._state.turns_this_round)
@@ -350,6 +367,8 @@ class Game:
             s.turn_player = e.player
             s.rolled = {d: max(1, getattr(e, d) - penalty) for d in DICE}
             s.dice = dict(s.rolled)
+            s.action_points = s.dice["black"]
+            s.attacks = 0
             s.spent_any = s.converted = s.interrupted_this_turn = s.hired_this_turn = False
             s.log.append(f"round {s.rounds_done + 1}: {e.player} rolled black {e.black}, red {e.red}, white {e.white}"
                          + (f" (-1 each for the interrupt: {s.dice})" if penalty else ""))
@@ -357,10 +376,12 @@ class Game:
             a, b = e.swap
             s.dice[a], s.dice[b] = s.dice[b], s.dice[a]
             s.dice[e.lose_on] = max(1, s.dice[e.lose_on] - 1)
+            s.action_points = s.dice["black"]
             s.converted = True
             s.log.append(f"{s.turn_player} converted: swapped {a} and {b}, -1 on {e.lose_on}: {s.dice}")
         elif isinstance(e, Spend):
             s.dice[e.die] -= e.amount
+            s.attacks += e.amount if e.die == "red" else 0
             s.spent_any = True
             s.log.append(f"{s.turn_player} spent {e.amount} {e.die}" + (f" ({e.what})" if e.what else ""))
         elif isinstance(e, Interrupt):

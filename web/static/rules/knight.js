@@ -116,6 +116,7 @@ function renderGame() {
   $("end-turn").disabled = !g.turn;
   $("end-round").disabled = !g.turn;
   $("undo").disabled = !g.log.length;
+  renderLedger(g.ledger);
   const control = Object.entries(g.control || {}).map(([k, v]) => `${k}: ${v || "nobody"}`).join("; ");
   $("control").textContent = control ? `Held now (camera): ${control}` : "";
   const log = $("log");
@@ -145,3 +146,22 @@ $("roll").addEventListener("submit", (event) => {
 $("end-turn").addEventListener("click", () => gameAction("/api/game/end-turn"));
 $("end-round").addEventListener("click", () => gameAction("/api/game/end-round"));
 $("undo").addEventListener("click", () => gameAction("/api/game/undo"));
+
+// The turn under way, refereed by the camera: every move with its AP, turns, fortifications, and
+// warnings when the turn spends more than its dice or the other side's units moved.
+function renderLedger(led) {
+  $("ledger").hidden = !led;
+  if (!led) return;
+  const key = JSON.stringify(led);
+  if ($("ledger").dataset.key === key) return;
+  $("ledger").dataset.key = key;
+  $("ledger-title").textContent = `This turn: ${led.ap_spent} of ${led.ap_die} AP, ${led.units_acted.length} of ${led.warriors_die} warriors, ` +
+    `${led.attacks_made} of ${led.attacks_die} attacks`;
+  $("ledger-warnings").replaceChildren(...led.warnings.map((w) => el("li", { class: "chip bad" }, w)));
+  const entries = [];
+  for (const m of led.moves) entries.push(el("li", { class: "ledger-move" }, `${m.ap} AP: ${m.why}`));
+  for (const t of led.turns) entries.push(el("li", { class: "ledger-turn" }, `${t.ap} AP: ${t.why}`));
+  for (const f of led.fortifications) entries.push(el("li", { class: f.in_reach ? "ledger-fort" : "ledger-fort bad" }, `${f.ap} AP: ${f.why}`));
+  if (!entries.length) entries.push(el("li", { class: "hint" }, "nothing moved yet"));
+  $("ledger-entries").replaceChildren(...entries);
+}
