@@ -31,15 +31,18 @@ class MiniState:
     last_seen_frame: int = 0
     height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked) | setup (the frame's was impossible)
     z_sigma_mm: float = 0.0  # expected error of z_mm (one sigma); x and y move by about z error * distance / camera height
+    last_seen_s: float = 0.0  # epoch seconds of the frame it was last seen in (a held mini keeps it)
 
-    def seen_at(self, frame: int) -> "MiniState":
-        """The same state, last seen at `frame`. A plain attribute copy: the live tracker makes one
-        per mini per frame, and `dataclasses.replace` re-runs every field through __init__."""
-        if self.last_seen_frame == frame:
+    def seen_at(self, frame: int, time_s: float | None = None) -> "MiniState":
+        """The same state, last seen at `frame` (at `time_s`). A plain attribute copy: the live
+        tracker makes one per mini per frame, and `dataclasses.replace` re-runs every field through __init__."""
+        if self.last_seen_frame == frame and (time_s is None or self.last_seen_s == time_s):
             return self
         out = object.__new__(MiniState)
         out.__dict__.update(self.__dict__)
         object.__setattr__(out, "last_seen_frame", frame)
+        if time_s is not None:
+            object.__setattr__(out, "last_seen_s", time_s)
         return out
 
 
@@ -127,7 +130,7 @@ class TableState:
 
 
 _MINI_FIELDS = {"id", "x_mm", "y_mm", "z_mm", "heading_deg", "name", "player", "tilt_deg", "confidence",
-                "status", "last_seen_frame", "height_source", "z_sigma_mm"}
+                "status", "last_seen_frame", "height_source", "z_sigma_mm", "last_seen_s"}
 
 
 def _finite(value: Any, what: str) -> float:
@@ -147,7 +150,7 @@ def _mini(m: dict[str, Any]) -> MiniState:
     values["id"] = int(values["id"])
     if values.get("tilt_deg") is None:
         values["tilt_deg"] = 0.0
-    for key in ("tilt_deg", "confidence", "z_sigma_mm"):
+    for key in ("tilt_deg", "confidence", "z_sigma_mm", "last_seen_s"):
         if key in values:
             values[key] = _finite(values[key], f"mini {values['id']}: {key}")
     return MiniState(**values)

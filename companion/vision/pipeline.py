@@ -27,6 +27,8 @@ LEARNED_SIGMA_MM = 1.0  # a height the live tracker averaged over a stopped mark
 # wide, a trimmed print): the state says so in a warning, and its confidence falls.
 HEIGHT_UNTRUSTED_MM = 5.0
 IMPOSSIBLE_BELOW_MM = 50.0  # a marker that would stand this far under the table is not that marker
+TILTED_DEG = 20.0  # a marker tilted more than this: its apparent size is not its height's
+TILTED_MAX_RESIDUAL = 0.1  # ... when the pattern fit it this well (px): a real, readable square
 UNREFINED_SIGMA_FACTOR = 4.0  # OpenCV's own corners (a marker in motion, a pattern that did not fit): ~0.1-0.2 px
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
@@ -187,6 +189,18 @@ class Locator:
         fit = fit_square(corners, pose)  # shared by the placements at each candidate height below
         measured = locate_horizontal_marker(corners, side, pose, camera.focal_px, fit=fit,
                                             with_tilt=bool(det.refined[row]))
+        if spec is not None and det.refined[row] and measured.tilt_deg >= TILTED_DEG \
+                and det.fit_residual[row] < TILTED_MAX_RESIDUAL:
+            # A clean square seen steeply tilted (a mini knocked over, a curled card): foreshortened,
+            # its size says nothing of its height. Placed at the height it is known to stand at,
+            # with its tilt (over 45 deg: a knocked-over candidate for the rules).
+            height = known_z_mm.get(marker_id, spec.marker_height)
+            mp = locate_horizontal_marker(corners, side, pose, camera.focal_px, height, fit)
+            placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,
+                               name=spec.name, player=spec.player, tilt_deg=measured.tilt_deg,
+                               confidence=confidence_from(mp, True, 0.0), height_source="setup",
+                               z_sigma_mm=ROSTER_SIGMA_MM)
+            return "mini", placed, measured
         if measured.z_mm < -IMPOSSIBLE_BELOW_MM:
             # Far too small for its id: a few pixels of grid or paint decoded as a marker (the
             # pattern fit cannot tell at 1 px a module), not a mini under the table.
@@ -247,10 +261,10 @@ class Locator:
                 pixel = tuple(float(v) for v in det.corners_px[row].mean(axis=0))
                 duplicates.append(MarkerSighting(marker_id, item.x_mm, item.y_mm, item.z_mm, pixel))
             elif kind == "mini":
-                minis.append(item.seen_at(frame))
+                minis.append(item.seen_at(frame, timestamp))
                 poses[marker_id] = measured
             else:
-                objects.append(item.seen_at(frame))
+                objects.append(item.seen_at(frame, timestamp))
         if duplicates:
             ids = sorted({d.id for d in duplicates})
             warnings.append(f"marker ids seen more than once, not placed: {ids}")
@@ -264,7 +278,12 @@ class Locator:
         if misread:
             warnings.append(f"markers {sorted(misread)} read where they would stand more than "
                             f"{IMPOSSIBLE_BELOW_MM:.0f} mm under the table: taken as misreads, not placed")
-        impossible = [m.id for m in minis if m.height_source == "setup"]
+        tilted = [m for m in minis if m.tilt_deg >= TILTED_DEG and m.height_source == "setup"]
+        if tilted:
+            warnings.append("markers seen tilted, placed at their setup height: " + ", ".join(
+                f"mini {m.id} {m.tilt_deg:.0f} deg" + (" (knocked over?)" if m.tilt_deg > KNOCKED_OVER_DEG else "")
+                for m in tilted))
+        impossible = [m.id for m in minis if m.height_source == "setup" and m not in tilted]
         if impossible:
             warnings.append(f"minis {impossible}: the frame put them under the table; placed at their setup height")
         minis.sort(key=lambda m: m.id)

@@ -163,7 +163,7 @@ class LiveTracker:
             # Nothing moved: same corners give the same answer; only the clock advances.
             self._mark_seen(detections, frame)
             state = replace(self._last_state, frame=frame, timestamp=timestamp,
-                            minis=tuple(m.seen_at(frame) if m.status == "seen" else m
+                            minis=tuple(m.seen_at(frame, timestamp) if m.status == "seen" else m
                                         for m in self._last_state.minis))
             state = self._last_state = self._with_blocks(state, image, camera, frame)
             return state
@@ -523,7 +523,7 @@ def _steady(previous: MiniState, new: MiniState) -> MiniState:
     if moved > JITTER_MM or turned > JITTER_DEG or previous.status != "seen":
         return new
     if moved < 0.005 and turned < 0.005:
-        return previous.seen_at(new.last_seen_frame)  # settled: averaging would change nothing visible
+        return previous.seen_at(new.last_seen_frame, new.last_seen_s)  # settled: averaging would change nothing visible
     a = 0.3
     heading = (previous.heading_deg + a * ((new.heading_deg - previous.heading_deg + 180) % 360 - 180)) % 360
     return replace(new, x_mm=previous.x_mm + a * (new.x_mm - previous.x_mm),

@@ -274,3 +274,73 @@ def test_the_turn_ledger_referees_the_turn_from_the_camera(running):
     log = client.get("/api/log").get_json()["events"]
     assert log[-1]["kind"] == "end_turn" and log[-1]["ledger"]["ap_spent"] == led["ap_spent"]
     assert client.get("/api/game").get_json()["ledger"] is None  # between turns
+
+
+@pytest.fixture(scope="module")
+def knocked_frame(tmp_path_factory):
+    """The late siege frame with red's shooter (6) knocked over: its marker tilted 50 deg."""
+    import math
+    from dataclasses import replace as replace_
+
+    import cv2
+
+    from companion.synth.render import Renderer
+    from companion.synth.siege import base_scene, siege_scene
+
+    scene = siege_scene(base_scene(), 40)
+    m6 = next(m for m in scene.minis if m.id == 6)
+    cam = scene.pose.camera_centre_mm
+    towards = math.degrees(math.atan2(cam[1] - m6.y_mm, cam[0] - m6.x_mm))
+    minis = tuple(replace_(m, tilt_deg=50.0, tilt_towards_deg=towards, z_mm=14.0, base_mm=4.0) if m.id == 6 else m
+                  for m in scene.minis)
+    folder = tmp_path_factory.mktemp("knocked")
+    cv2.imwrite(str(folder / "frame.png"), Renderer().render(replace_(scene, minis=minis)))
+    return folder
+
+
+def test_a_knocked_over_unit_is_proposed_never_applied_and_one_tap_confirms_it(siege, knocked_frame, tmp_path):
+    _, setup, _, _ = siege
+    r = Running(setup, knocked_frame, tmp_path / "g.sqlite")
+    try:
+        client = r.client()
+        r.post(client, "/api/game", {"mode": "siege", "castle_holder": "blue"})
+        state = client.get("/api/state").get_json()
+        shooter = next(u for u in state["units"] if u["id"] == 6)
+        assert shooter["status"] == "alive" and any("knocked over?" in w for w in state["warnings"])
+        game = client.get("/api/game").get_json()
+        (p,) = [p for p in game["proposals"] if p["unit"] == 6]
+        assert p["kind"] == "knocked_over" and "tilted 50 deg" in p["why"] and game["units"]["6"] == "alive"
+        confirmed = r.post(client, "/api/game/events", p["event"]).get_json()
+        assert confirmed["units"]["6"] == "skeleton" and "knocked over" in confirmed["log"][-1]
+        assert r.post(client, "/api/game/undo").get_json()["units"]["6"] == "alive"
+    finally:
+        r.close()
+
+
+def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
+    """A unit the camera has not seen for more than 5 s (held at its old place) is asked about."""
+    from dataclasses import replace as replace_
+
+    from web import create_app
+    from web.context import Companion
+    from web.snapshots import CameraStatus, Snapshot, SnapshotHub
+    from web.store import GameStore
+
+    _, setup, folder, _ = siege
+    r = Running(setup, folder, None)  # one real registered state from the rendered frame
+    try:
+        state = r.hub.latest().state
+    finally:
+        r.close()
+    now = state.timestamp
+    minis = tuple(replace_(m, status="held", last_seen_s=now - 9.0) if m.id == 7 else m for m in state.minis)
+    hub = SnapshotHub(Snapshot(1, 1, now, replace_(state, minis=minis), True, CameraStatus("ok", "test", "")))
+    store = GameStore(tmp_path / "g.sqlite", setup)
+    companion = Companion(setup, hub, "test-token-0123456789", store)
+    client = create_app(companion, {"TESTING": True}).test_client()
+    client.get(f"/join?t={companion.token}")
+    client.post("/api/game", json={"mode": "siege", "castle_holder": "blue"}, headers={"X-Companion-Token": companion.csrf})
+    proposals = client.get("/api/game").get_json()["proposals"]
+    (p,) = [p for p in proposals if p["unit"] == 7]
+    assert p["kind"] == "left_table" and "left the table: dead?" in p["ask"] and "9 s" in p["why"]
+    store.close()

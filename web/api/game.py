@@ -35,7 +35,47 @@ def game_json(c: Companion) -> dict:
                 "players": [p.name for p in c.setup.players]}
     return {"available": True, "exists": True, **game.summary(), "castle_holder": game.castle_holder,
             "players": list(game.players), "played_this_round": list(game.played_this_round),
-            "control": camera_control(c), "ledger": turn_ledger(c), "version": c.store.version}
+            "control": camera_control(c), "ledger": turn_ledger(c), "proposals": proposals(c),
+            "version": c.store.version}
+
+
+LIFTED_AFTER_S = 5.0  # a unit not seen this long is asked about (a hand rarely rests on one that long)
+
+
+def proposals(c: Companion) -> list[dict]:
+    """What the camera saw that the players should confirm (one tap each, undoable): a unit knocked
+    over (its marker tilted more than 45 deg), a unit gone from the table, a unit sealed in a
+    sarcophagus. Never applied without a player."""
+    from companion.rules.knight.watch import sealed
+
+    game = c.store.game
+    view = c.view()
+    state = view.snapshot.state
+    statuses = game.statuses()
+    out = []
+    for unit in view.table.units:
+        if statuses.get(unit.id, "alive") == "gone" or game.winner:
+            continue
+        mini = state.mini(unit.id)
+        name = f"{unit.name} ({unit.id})"
+        if unit.knocked_over and unit.status == "seen":
+            why = f"the camera sees {name} knocked over: its marker is tilted {unit.tilt_deg:.0f} deg"
+            out.append({"unit": unit.id, "kind": "knocked_over", "why": why, "ask": f"{name} knocked over: dead?",
+                        "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}})
+        elif mini is not None and mini.status != "seen" and mini.last_seen_s and \
+                state.timestamp - mini.last_seen_s > LIFTED_AFTER_S:
+            why = f"the camera has not seen {name} for {state.timestamp - mini.last_seen_s:.0f} s"
+            out.append({"unit": unit.id, "kind": "left_table", "why": why, "ask": f"{name} left the table: dead?",
+                        "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}})
+        elif unit.status == "seen" and sealed(view.table, unit):
+            last = [u for u in view.table.units if u.player == unit.player and statuses.get(u.id, "alive") != "gone"]
+            why = f"blocks around {name} leave no gap its base gets out through: sealed in a sarcophagus"
+            out.append({"unit": unit.id, "kind": "sealed", "why": why,
+                        "ask": f"{name} is sealed" + (": its side's last unit, dead?" if len(last) == 1 else
+                                                      " (only artillery frees it)"),
+                        "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}
+                        if len(last) == 1 else None})
+    return out
 
 
 def turn_ledger(c: Companion) -> dict | None:

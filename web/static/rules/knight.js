@@ -117,6 +117,7 @@ function renderGame() {
   $("end-round").disabled = !g.turn;
   $("undo").disabled = !g.log.length;
   renderLedger(g.ledger);
+  renderProposals(g.proposals || []);
   const control = Object.entries(g.control || {}).map(([k, v]) => `${k}: ${v || "nobody"}`).join("; ");
   $("control").textContent = control ? `Held now (camera): ${control}` : "";
   const log = $("log");
@@ -164,4 +165,23 @@ function renderLedger(led) {
   for (const f of led.fortifications) entries.push(el("li", { class: f.in_reach ? "ledger-fort" : "ledger-fort bad" }, `${f.ap} AP: ${f.why}`));
   if (!entries.length) entries.push(el("li", { class: "hint" }, "nothing moved yet"));
   $("ledger-entries").replaceChildren(...entries);
+}
+
+// What the camera saw that a player confirms with one tap (Undo takes it back): knocked over, gone
+// from the table, sealed. Nothing of it is applied without the tap.
+function renderProposals(list) {
+  const box = $("proposals");
+  const key = JSON.stringify(list);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.replaceChildren(...list.map((p) => {
+    const li = el("li", { class: "verdict proposal", "data-unit": p.unit });
+    li.append(el("div", { class: "name" }, p.ask), el("p", { class: "hint" }, `camera: ${p.why}`));
+    if (p.event) {
+      const b = el("button", { type: "button" }, "Yes, record it");
+      b.addEventListener("click", () => gameAction("/api/game/events", p.event));
+      li.append(b);
+    }
+    return li;
+  }));
 }
