@@ -168,3 +168,70 @@ def format_table(r: dict) -> str:
         f"tracker xy p95 {r['tracker_xy_mm_p95']} mm, z p95 {r['tracker_z_mm_p95']} mm; "
         f"full-frame searches: {r['full_frame_searches']}",
     ])
+
+
+PUSH_SPEEDS_MM = (24.0, 40.0, 60.0)  # mm a frame: at 10 frames/s an ordinary 0.24-0.6 m/s push
+PUSH_FRAMES = 8
+RIGHT_MM = 3.0  # a reported position this close to the truth is the right answer
+
+
+def push_run(seed: int = 0, speeds: tuple[float, ...] = PUSH_SPEEDS_MM, progress=None) -> dict:
+    """A mini pushed across the table in a straight line, `PUSH_FRAMES` frames at each speed, then
+    left standing. For each frame of the push: is the reported position within 3 mm of the truth
+    (and seen, not held)? Reported: the frames the tracker lagged during the push, the frames
+    after the push until it was right, the worst error meanwhile, and the worst frame's cost."""
+    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6)
+    setup = base.setup()
+    renderer = Renderer()
+    pushed = base.minis[0]
+    rows = []
+    for k, speed in enumerate(speeds):
+        still = 6
+        direction = math.radians(pushed.heading_deg)
+        reach = speed * PUSH_FRAMES
+        # Push towards the table's middle so the mini stays on the table at every speed.
+        to_mid = math.atan2(base.table.depth_mm / 2 - pushed.y_mm, base.table.width_mm / 2 - pushed.x_mm)
+        direction = to_mid if reach > 200 else direction
+        scenes, truth = [], []
+        for f in range(still + PUSH_FRAMES + 6):
+            steps = min(max(f - still, 0), PUSH_FRAMES)
+            x = pushed.x_mm + math.cos(direction) * speed * steps
+            y = pushed.y_mm + math.sin(direction) * speed * steps
+            minis = (replace(pushed, x_mm=x, y_mm=y),) + base.minis[1:]
+            scenes.append(replace(base, minis=minis, noise_seed=f))
+            truth.append((x, y))
+        tracker = LiveTracker(setup, blocks=False)
+        errors, costs = [], []
+        for f, scene in enumerate(scenes):
+            image = renderer.render(scene)
+            start = time.perf_counter()
+            state = tracker.update(image, f, time.time())
+            costs.append((time.perf_counter() - start) * 1000)
+            m = state.mini(pushed.id)
+            ok = m is not None and m.status == "seen"
+            errors.append(math.hypot(m.x_mm - truth[f][0], m.y_mm - truth[f][1]) if m is not None else math.inf)
+            errors[-1] = errors[-1] if ok else max(errors[-1], RIGHT_MM + 1e-9)  # held is never right while it moves
+            if progress:
+                progress(k * len(scenes) + f + 1, len(speeds) * len(scenes))
+        during = errors[still + 1:still + PUSH_FRAMES + 1]
+        after = errors[still + PUSH_FRAMES + 1:]
+        settle = next((i for i, e in enumerate(after) if e <= RIGHT_MM), None)
+        rows.append({"speed_mm_per_frame": speed, "push_frames": PUSH_FRAMES,
+                     "lagging_frames": sum(e > RIGHT_MM for e in during),
+                     "worst_error_mm": round(max(during), 1) if max(during) < math.inf else None,
+                     "frames_to_right_after_stop": settle,
+                     "worst_frame_ms": round(max(costs[still:]), 1)})
+    return {"seed": seed, "mini": pushed.id, "marker_mm": pushed.marker_mm, "rows": rows}
+
+
+def format_push(r: dict) -> str:
+    lines = [f"bench live --sequence push: mini {r['mini']} ({r['marker_mm']:g} mm marker) pushed {PUSH_FRAMES} frames "
+             f"at each speed, then left (seed {r['seed']}); right = within {RIGHT_MM:g} mm and seen",
+             f"{'mm/frame':>9}{'lagging frames':>16}{'worst error mm':>16}{'to right after stop':>21}{'worst frame ms':>16}"
+             f"{'lag at 10 fps':>15}{'at 30 fps':>11}"]
+    for row in r["rows"]:
+        lag = row["lagging_frames"]
+        lines.append(f"{row['speed_mm_per_frame']:>9g}{lag:>16}{str(row['worst_error_mm']):>16}"
+                     f"{str(row['frames_to_right_after_stop']) + ' frames':>21}{row['worst_frame_ms']:>16}"
+                     f"{lag / 10:>13.1f} s{lag / 30:>9.2f} s")
+    return "\n".join(lines)

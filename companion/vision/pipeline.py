@@ -27,7 +27,7 @@ LEARNED_SIGMA_MM = 1.0  # a height the live tracker averaged over a stopped mark
 # wide, a trimmed print): the state says so in a warning, and its confidence falls.
 HEIGHT_UNTRUSTED_MM = 5.0
 IMPOSSIBLE_BELOW_MM = 50.0  # a marker that would stand this far under the table is not that marker
-TILTED_DEG = 20.0  # a marker tilted more than this: its apparent size is not its height's
+TILTED_DEG = 30.0  # a marker tilted more than this: its apparent size is not its height's
 TILTED_MAX_RESIDUAL = 0.1  # ... when the pattern fit it this well (px): a real, readable square
 UNREFINED_SIGMA_FACTOR = 4.0  # OpenCV's own corners (a marker in motion, a pattern that did not fit): ~0.1-0.2 px
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
@@ -189,11 +189,14 @@ class Locator:
         fit = fit_square(corners, pose)  # shared by the placements at each candidate height below
         measured = locate_horizontal_marker(corners, side, pose, camera.focal_px, fit=fit,
                                             with_tilt=bool(det.refined[row]))
+        known_height = marker_id in known_z_mm or (spec is not None and spec.height_given)
         if spec is not None and det.refined[row] and measured.tilt_deg >= TILTED_DEG \
-                and det.fit_residual[row] < TILTED_MAX_RESIDUAL:
+                and det.fit_residual[row] < TILTED_MAX_RESIDUAL \
+                and (known_height or measured.z_mm < -IMPOSSIBLE_BELOW_MM):
             # A clean square seen steeply tilted (a mini knocked over, a curled card): foreshortened,
-            # its size says nothing of its height. Placed at the height it is known to stand at,
-            # with its tilt (over 45 deg: a knocked-over candidate for the rules).
+            # its size says nothing of its height. Placed at the height it is known to stand at
+            # (the setup's default only when its size would put it under the table), with its
+            # tilt (over 45 deg: a knocked-over candidate for the rules).
             height = known_z_mm.get(marker_id, spec.marker_height)
             mp = locate_horizontal_marker(corners, side, pose, camera.focal_px, height, fit)
             placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,

@@ -47,6 +47,8 @@ REMEASURE_EVERY = 6  # on idle frames, one still marker in this many frames is m
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
 MARKER_CONTRAST_SHARE = 0.6  # a changed region is searched only if it keeps this share of the marker's contrast
 SEARCH_BUDGET = 4  # searched boxes per frame at most; the rest wait their turn
+FOLLOW_SIDES = 4.0  # a marker lost in motion: looked for this many sides further out per frame missed (80 mm at 20 mm)
+FOLLOW_MAX_SIDES = 12.0
 CLOSE_WINDOW_PX = 5  # the second, closer threshold window for a marker the quick search missed
 RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
@@ -73,6 +75,8 @@ class _Region:
     quad_key: bytes = b""  # corners_px bytes: the same corners mean the same, unchanged region
     marker_mask: np.ndarray | None = None  # the marker and its white margin within box (the rest is surroundings)
     stale: bool = False  # it changed since it was measured and was not found again: never reused as is
+    velocity_px: tuple[float, float] = (0.0, 0.0)  # its centre's move a frame when last found (0: still)
+    missed: int = 0  # frames it changed and was searched for in vain (a push faster than its box)
     last_precise: "_Region | None" = None  # this marker's last refined measurement, while this one is rough
 
     @property
@@ -300,6 +304,11 @@ class LiveTracker:
                         gray, camera, box, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
                         rescue_within=[box], side_px=side_px)])
             found.append(quick)
+        found_ids = {int(i) for f in found for i in f.ids}
+        for marker_id, _ in expected:
+            if marker_id not in found_ids:
+                for region in self._regions.get(marker_id, []):
+                    region.missed += 1  # next time looked for further out
         if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
             found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
                                       rescue=False, quick=True))
@@ -419,6 +428,7 @@ class LiveTracker:
             if region is not None:
                 region.frame = frame  # unchanged: keep its reference patch
                 region.stale = False
+                region.velocity_px, region.missed = (0.0, 0.0), 0
             else:
                 side = mean_side_px(quad)
                 pad = int(math.ceil(side * 0.45)) + 3  # the marker and its white margin
@@ -432,6 +442,7 @@ class LiveTracker:
                                  marker_mask.astype(bool))
                 if not region.precise:
                     region.last_precise = self._last_precise(marker_id, centre, side)
+                region.velocity_px = self._velocity(marker_id, centre, side, frame)
             fresh.setdefault(marker_id, []).append(region)
         # Markers not found this frame keep their regions, so they are looked for again when uncovered.
         for marker_id, regions in self._regions.items():
@@ -440,6 +451,19 @@ class LiveTracker:
                 if alive:
                     fresh[marker_id] = alive
         self._regions = fresh
+
+    def _velocity(self, marker_id: int, centre_px: np.ndarray, side_px: float, frame: int) -> tuple[float, float]:
+        """How far the marker moved a frame since it was last found (within the last two frames)."""
+        best = None
+        for region in self._regions.get(marker_id, []):
+            if frame - 2 <= region.frame < frame:
+                before = region.detections.corners_px[0].mean(axis=0)
+                step = (centre_px - before) / (frame - region.frame)
+                if best is None or np.hypot(*step) < np.hypot(*best):
+                    best = step
+        if best is None or np.hypot(*best) < 0.25 * side_px:
+            return 0.0, 0.0  # jitter or a nudge: no push to follow
+        return float(best[0]), float(best[1])
 
     def _last_precise(self, marker_id: int, centre_px: np.ndarray, side_px: float) -> _Region | None:
         """The last refined measurement of the marker now seen roughly at centre_px (within one
@@ -535,9 +559,15 @@ def _contains(outer: Box, inner: Box) -> bool:
 
 
 def _grow(region: _Region, w: int, h: int) -> Box:
-    m = int(region.side_px * SEARCH_MARGIN) + 8
+    """Where to look for a marker that changed: its box, and ahead of it as far as it moved last
+    frame (a push goes on); a marker searched for in vain is looked for FOLLOW_SIDES further out for
+    every frame it was missed (it kept going), up to FOLLOW_MAX_SIDES."""
+    vx, vy = region.velocity_px
+    sides = min(SEARCH_MARGIN + FOLLOW_SIDES * region.missed, FOLLOW_MAX_SIDES)
+    m = int(region.side_px * sides + 0.5 * math.hypot(vx, vy)) + 8
     x0, y0, x1, y1 = region.box
-    return max(x0 - m, 0), max(y0 - m, 0), min(x1 + m, w), min(y1 + m, h)
+    ax0, ay0, ax1, ay1 = min(x0, x0 + vx), min(y0, y0 + vy), max(x1, x1 + vx), max(y1, y1 + vy)
+    return max(int(ax0) - m, 0), max(int(ay0) - m, 0), min(int(ax1) + m, w), min(int(ay1) + m, h)
 
 
 def _near_any(det: MarkerDetections, marker_id: int, centre_px: np.ndarray, within_px: float = 3.0) -> bool:
