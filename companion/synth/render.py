@@ -48,6 +48,25 @@ def _rot2(deg: float) -> tuple[float, float]:
     return math.cos(math.radians(deg)), math.sin(math.radians(deg))
 
 
+def _slabs(o_local: np.ndarray, d_local: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """Rays against an axis-aligned box in its own frame: (t or INF, hit mask, hit points, the axis
+    of the face each hit is on, its outward normal), the last three for the hits only."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = (lo - o_local) / d_local
+        t2 = (hi - o_local) / d_local
+    tmin = np.minimum(t1, t2)
+    tmax = np.maximum(t1, t2)
+    t_near = np.nanmax(tmin, axis=1)
+    t_far = np.nanmin(tmax, axis=1)
+    hit = (t_near <= t_far) & (t_far > 0)
+    t = np.where(hit, t_near, INF)
+    p = o_local + d_local[hit] * t_near[hit, None]
+    axis = np.nanargmax(tmin[hit], axis=1) if hit.any() else np.zeros(0, int)
+    n_local = np.zeros((len(p), 3))
+    n_local[np.arange(len(p)), axis] = -np.sign(d_local[hit][np.arange(len(p)), axis])
+    return t, hit, p, axis, n_local
+
+
 def _box(cx: float, cy: float, half_u: float, half_v: float, z0: float, z1: float, heading_deg: float,
          albedo_at: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], light: np.ndarray) -> _Primitive:
     """An upright box; `heading_deg` is the direction of its local +v axis (a marker's up).
@@ -62,24 +81,10 @@ def _box(cx: float, cy: float, half_u: float, half_v: float, z0: float, z1: floa
     def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
         o_local = np.array([(origin[:2] - centre) @ right, (origin[:2] - centre) @ up, origin[2]])
         d_local = np.stack([d[:, :2] @ right, d[:, :2] @ up, d[:, 2]], axis=1)
-        lo = np.array([-half_u, -half_v, z0])
-        hi = np.array([half_u, half_v, z1])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t1 = (lo - o_local) / d_local
-            t2 = (hi - o_local) / d_local
-        tmin = np.minimum(t1, t2)
-        tmax = np.maximum(t1, t2)
-        t_near = np.nanmax(tmin, axis=1)
-        t_far = np.nanmin(tmax, axis=1)
-        hit = (t_near <= t_far) & (t_far > 0)
-        t = np.where(hit, t_near, INF)
+        t, hit, p, axis, n_local = _slabs(o_local, d_local, np.array([-half_u, -half_v, z0]),
+                                          np.array([half_u, half_v, z1]))
         colour = np.zeros((len(d), 3))
         if hit.any():
-            p = o_local + d_local[hit] * t_near[hit, None]
-            axis = np.nanargmax(tmin[hit], axis=1)
-            n_local = np.zeros((len(p), 3))
-            sign = -np.sign(d_local[hit][np.arange(len(p)), axis])
-            n_local[np.arange(len(p)), axis] = sign
             normals = np.zeros_like(n_local)
             normals[:, :2] = n_local[:, :1] * right + n_local[:, 1:2] * up
             normals[:, 2] = n_local[:, 2]
@@ -113,21 +118,9 @@ def _tilted_tile(cx: float, cy: float, top_mm: float, half: float, thickness: fl
     half_extent = np.array([half, half, thickness / 2])
 
     def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
-        o_local = axes @ (origin - centre)
-        d_local = d @ axes.T
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t1 = (-half_extent - o_local) / d_local
-            t2 = (half_extent - o_local) / d_local
-        tmin, tmax = np.minimum(t1, t2), np.maximum(t1, t2)
-        t_near, t_far = np.nanmax(tmin, axis=1), np.nanmin(tmax, axis=1)
-        hit = (t_near <= t_far) & (t_far > 0)
-        t = np.where(hit, t_near, INF)
+        t, hit, p, axis, n_local = _slabs(axes @ (origin - centre), d @ axes.T, -half_extent, half_extent)
         colour = np.zeros((len(d), 3))
         if hit.any():
-            p = o_local + d_local[hit] * t_near[hit, None]
-            axis = np.nanargmax(tmin[hit], axis=1)
-            n_local = np.zeros((len(p), 3))
-            n_local[np.arange(len(p)), axis] = -np.sign(d_local[hit][np.arange(len(p)), axis])
             face = np.where((axis == 2) & (n_local[:, 2] > 0), 0, 1)
             colour[hit] = _shade(albedo_at(p[:, 0], p[:, 1], face), n_local @ axes, light)
         return t, colour

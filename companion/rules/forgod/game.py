@@ -10,12 +10,12 @@ of its side has acted; a round ends when all of one player's cards have acted.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from companion.rules.forgod.attack import Modifier
 from companion.rules.forgod.cards import Card, Forgod
-from companion.rules.knight.game import IllegalEvent
+from companion.rules.events import Event, IllegalEvent
 from companion.rules.table import Table
 from companion.setup_file import Setup
 
@@ -27,14 +27,6 @@ CHARGER_EVASION, SHIELD_EVASION, SHIELDED_EVASION, GUARD_EVASION = -4, -2, 2, -2
 COVER_ATTACK, COVER_DAMAGE, COUNTER_ATTACK = -2, -4, 2
 
 __all__ = ["IllegalEvent", "ForgodGame"]
-
-
-@dataclass(frozen=True)
-class Event:
-    kind: ClassVar[str] = ""
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, **asdict(self)}
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,14 @@ derived by replaying the log, so undo is always exact. Pure Python.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, get_origin, get_type_hints
 
+from companion.rules.events import Event, IllegalEvent
 from companion.rules.table import Table
 from companion.setup_file import Setup
+
+__all__ = ["Event", "IllegalEvent", "Game"]  # the event base and the error are shared by every game
 
 MODES = ("skirmish", "siege", "overlord", "destruction", "plague")
 SIEGE_ROUNDS = 10
@@ -21,18 +24,7 @@ STARTING_ARMY = 6
 HIRE_COINS = 2
 
 
-class IllegalEvent(ValueError):
-    """The event is not allowed now (the web answers 409); the message lists every problem."""
-
-
 # --- events -------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Event:
-    kind: ClassVar[str] = ""
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, **asdict(self)}
 
 
 @dataclass(frozen=True)
