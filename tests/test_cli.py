@@ -45,6 +45,9 @@ def test_locate_readable_output(scene_files, capsys):
     assert main(["locate", str(folder / "frame.png"), "--setup", str(folder / "setup.toml")]) == 0
     text = capsys.readouterr().out
     assert "table registered from anchors" in text and "heading" in text
+    scene, _ = scene_files
+    if scene.bricks:  # the readable table lists the blocks too, not only --json and --draw
+        assert "block 0:" in text and "mm high" in text
 
 
 @pytest.mark.parametrize("setup_text, frame_kind, code, words", [

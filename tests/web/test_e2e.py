@@ -91,11 +91,17 @@ def test_a_player_measures_reads_a_verdict_and_plays_a_siege_round(knight):
     knight.join()
     assert page.locator("#units li").count() == 8
     knight.tap_unit(6)  # the orc shooter
-    page.wait_for_selector("#enemies li >> nth=2")
+    page.wait_for_selector("#enemies > li >> nth=2")
     assert "shooter 6" in page.locator("#sel-title").inner_text()
     assert "range" in page.locator("#sel-range").inner_text()
     chips = page.locator("#enemies .chip").all_inner_texts()
     assert any(c in ("can attack", "cannot attack") for c in chips)
+    legal = page.locator("#enemies > li:has(.bars)")
+    if legal.count():  # the odds say in words what each part of the bar is
+        assert "tie (no effect)" in legal.first.locator(".legend").inner_text()
+    illegal = page.locator("#enemies > li:not(:has(.bars))")
+    if illegal.count():  # an impossible attack leads with why, and shows no bonuses
+        assert "attack +" not in illegal.first.inner_text()
     knight.tap_unit(20)  # a human defender: measure and a verdict for the pair
     page.wait_for_selector("#measure-out:not([hidden])")
     measured = page.locator("#measure-out").inner_text()
@@ -106,13 +112,21 @@ def test_a_player_measures_reads_a_verdict_and_plays_a_siege_round(knight):
     page.locator("#new-game button").click()
     page.wait_for_selector("#roll:not([hidden])")
     assert page.locator("#round-chip").inner_text() == "Round 1 of 10"
+    assert page.locator("#roll button").is_disabled()  # no dice chosen yet
     page.select_option("#die-black", "4")
+    page.select_option("#die-red", "2")
+    page.select_option("#die-white", "3")
     page.locator("#roll button").click()
     page.wait_for_function("document.querySelector('#game-line').textContent.includes(\"red's turn\")")
     page.wait_for_selector("#ledger:not([hidden])")  # the turn's ledger, refereed by the camera
     assert "of 4 AP" in page.locator("#ledger-title").inner_text()
     page.locator("#end-turn").click()
     page.wait_for_function("document.querySelector('#game-line').textContent.includes('blue to roll')")
+    # blue starts with no dice chosen, not red's
+    assert [page.locator(f"#die-{d}").input_value() for d in ("black", "red", "white")] == ["", "", ""]
+    assert page.locator("#roll button").is_disabled()
+    for d in ("black", "red", "white"):
+        page.select_option(f"#die-{d}", "3")
     page.locator("#roll button").click()
     page.wait_for_function("document.querySelector('#game-line').textContent.includes(\"blue's turn\")")
     page.locator("#end-round").click()

@@ -271,14 +271,23 @@ async function updateSelection() {
   }
 }
 
-function oddsBars(win, tie, lose, labels) {
-  const bars = el("div", { class: "bars", role: "img", "aria-label": `${labels[0]} ${pct(win)}, ${labels[1]} ${pct(tie)}, ${labels[2]} ${pct(lose)}` });
-  for (const [cls, p, label] of [["win", win, labels[0]], ["tie", tie, labels[1]], ["lose", lose, labels[2]]]) {
+// Three odds as one bar, with a legend in words under it (a phone shows no tooltips).
+function oddsBars(win, tie, lose, labels, extra = "") {
+  const parts = [["win", win, labels[0]], ["tie", tie, labels[1]], ["lose", lose, labels[2]]];
+  const box = el("div", { class: "odds" });
+  const bars = el("div", { class: "bars", role: "img", "aria-label": parts.map(([, p, l]) => `${l} ${pct(p)}`).join(", ") });
+  for (const [cls, p, label] of parts) {
     const span = el("span", { class: cls, title: `${label} ${pct(p)}` }, p >= 0.12 ? pct(p) : "");
     span.style.width = `${(p * 100).toFixed(2)}%`;
     bars.append(span);
   }
-  return bars;
+  const legend = el("p", { class: "hint legend" });
+  for (const [cls, p, label] of parts) {
+    legend.append(el("span", { class: `key ${cls}` }), `${label} ${pct(p)}  `);
+  }
+  if (extra) legend.append(extra);
+  box.append(bars, legend);
+  return box;
 }
 
 function pct(p) { return `${(p * 100).toFixed(p < 0.1 ? 1 : 0)}%`; }

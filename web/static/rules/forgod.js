@@ -43,16 +43,8 @@ RULES.unitLabel = (u) => {
 };
 
 function fgBars(odds) {
-  const parts = [["lose", odds.evaded, "evaded"], ["tie", odds.hit - odds.critical, "hit"], ["win", odds.critical, "critical"]];
-  const bars = el("div", { class: "bars", role: "img", "aria-label": parts.map(([, p, l]) => `${l} ${pct(p)}`).join(", ") });
-  for (const [cls, p, label] of parts) {
-    const span = el("span", { class: cls, title: `${label} ${pct(p)}` }, p >= 0.12 ? pct(p) : "");
-    span.style.width = `${(p * 100).toFixed(2)}%`;
-    bars.append(span);
-  }
-  const legend = el("p", { class: "hint legend" }, parts.map(([, p, l]) => `${l} ${pct(p)}`).join(" · ")
-    + (odds.kill === null ? "" : ` · kill ${pct(odds.kill)} (${odds.fractions.kill})`));
-  return [bars, legend];
+  return oddsBars(odds.critical, odds.hit - odds.critical, odds.evaded, ["critical", "hit", "evaded"],
+    odds.kill === null ? "" : `· kill ${pct(odds.kill)} (${odds.fractions.kill})`);
 }
 
 function fgVerdictItem(v) {
@@ -61,7 +53,7 @@ function fgVerdictItem(v) {
   const chips = el("div");
   for (const c of v.chips) chips.append(el("span", { class: `chip ${c.kind}` }, c.text));
   li.append(chips);
-  if (v.legal) li.append(...fgBars(v.odds));
+  if (v.legal) li.append(fgBars(v.odds));
   const reasons = el("ul", { class: "reasons" });
   for (const r of v.reasons) reasons.append(el("li", {}, r));
   li.append(reasons);

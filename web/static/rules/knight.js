@@ -60,13 +60,24 @@ function verdictItem(v) {
   const chips = el("div");
   for (const c of v.chips) chips.append(el("span", { class: `chip ${c.kind}` }, c.text));
   li.append(chips);
-  if (v.legal) li.append(oddsBars(v.odds.attacker_wins, v.odds.tie, v.odds.defender_wins, ["attacker wins", "tie", "defender wins"]));
+  if (v.legal) li.append(oddsBars(v.odds.attacker_wins, v.odds.tie, v.odds.defender_wins, ["attacker wins", "tie (no effect)", "defender wins"]));
+  // The verdict first; why, and the bonus lines, folded (an impossible attack shows no bonuses).
   const reasons = el("ul", { class: "reasons" });
-  for (const r of v.reasons.concat(v.cover.blocks.map((b) => b.why))) reasons.append(el("li", {}, r));
-  const mods = v.attack_modifiers.map((m) => `attack ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`)
-    .concat(v.defence_modifiers.map((m) => `defence ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`));
-  for (const m of mods) reasons.append(el("li", {}, m));
+  for (const r of v.reasons) reasons.append(el("li", {}, r));
   li.append(reasons);
+  const more = el("details", {});
+  const lines = v.cover.blocks.map((b) => b.why);
+  if (v.legal) {
+    lines.push(...v.attack_modifiers.map((m) => `attack ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`),
+      ...v.defence_modifiers.map((m) => `defence ${m.value >= 0 ? "+" : ""}${m.value} ${m.name} (${m.why})`));
+  }
+  if (lines.length) {
+    more.append(el("summary", {}, v.legal ? `cover and bonuses (attack +${v.attack_bonus}, defence +${v.defence_bonus})` : "cover"));
+    const list = el("ul", { class: "reasons" });
+    for (const line of lines) list.append(el("li", {}, line));
+    more.append(list);
+    li.append(more);
+  }
   return li;
 }
 
@@ -77,9 +88,22 @@ function fillDice() {
   if (diceFilled) return;
   for (const die of ["black", "red", "white"]) {
     const select = $(`die-${die}`);
+    select.append(el("option", { value: "" }, "—"));  // no face until the player picks the one rolled
     for (let v = 1; v <= 6; v++) select.append(el("option", { value: v }, `${v}`));
+    select.addEventListener("change", diceReady);
   }
   diceFilled = true;
+  diceReady();
+}
+
+// Each turn starts with no dice chosen: the last player's faces are never carried over.
+function resetDice() {
+  for (const die of ["black", "red", "white"]) $(`die-${die}`).value = "";
+  diceReady();
+}
+
+function diceReady() {
+  $("roll").querySelector("button").disabled = ["black", "red", "white"].some((d) => !$(`die-${d}`).value);
 }
 
 RULES.renderGame = renderGame;
@@ -111,7 +135,9 @@ function renderGame() {
   $("game-line").textContent = `${roundText}. ` + (g.turn ? `${g.turn}'s turn (dice left: ${dice}).` : `${g.next} to roll.`);
   $("winner").hidden = !g.winner;
   $("winner").textContent = g.winner ? `Winner: ${g.winner} (${g.win_reason})` : "";
+  const rollWasHidden = $("roll").hidden;
   $("roll").hidden = !!g.turn || !!g.winner;
+  if (rollWasHidden && !$("roll").hidden) resetDice();
   $("roll-who").textContent = `${g.next}'s roll:`;
   $("end-turn").disabled = !g.turn;
   $("end-round").disabled = !g.turn;
