@@ -29,6 +29,7 @@ HEIGHT_UNTRUSTED_MM = 5.0
 IMPOSSIBLE_BELOW_MM = 50.0  # a marker that would stand this far under the table is not that marker
 TILTED_DEG = 30.0  # a marker tilted more than this: its apparent size is not its height's
 TILTED_MAX_RESIDUAL = 0.1  # ... when the pattern fit it this well (px): a real, readable square
+FLAT_SIZE_AGREES_MM = 25.0  # a "tilted" marker whose flat size height is this close to its known height is flat
 UNREFINED_SIGMA_FACTOR = 4.0  # OpenCV's own corners (a marker in motion, a pattern that did not fit): ~0.1-0.2 px
 SAME_POSE_MARGIN = 1.5  # the last pose is kept while it fits the visible anchors within this x the new fit's error
 
@@ -190,6 +191,14 @@ class Locator:
         measured = locate_horizontal_marker(corners, side, pose, camera.focal_px, fit=fit,
                                             with_tilt=bool(det.refined[row]))
         known_height = marker_id in known_z_mm or (spec is not None and spec.height_given)
+        expected_z = known_z_mm.get(marker_id, spec.marker_height) if spec is not None else None
+        if spec is not None and measured.tilt_deg >= TILTED_DEG and (
+                abs(measured.z_mm - expected_z) <= FLAT_SIZE_AGREES_MM if known_height
+                else measured.z_mm >= -IMPOSSIBLE_BELOW_MM):
+            # Its size puts it where a flat marker standing would be: a steep tilt of a small
+            # square is the pose's two-fold ambiguity, not the marker (a true tilt of 30 deg and
+            # more foreshortens it by 80 mm and more of apparent height; 45 deg, some 180 mm).
+            measured = replace(measured, tilt_deg=0.0)
         if spec is not None and det.refined[row] and measured.tilt_deg >= TILTED_DEG \
                 and det.fit_residual[row] < TILTED_MAX_RESIDUAL \
                 and (known_height or measured.z_mm < -IMPOSSIBLE_BELOW_MM):
@@ -197,7 +206,7 @@ class Locator:
             # its size says nothing of its height. Placed at the height it is known to stand at
             # (the setup's default only when its size would put it under the table), with its
             # tilt (over 45 deg: a knocked-over candidate for the rules).
-            height = known_z_mm.get(marker_id, spec.marker_height)
+            height = expected_z
             mp = locate_horizontal_marker(corners, side, pose, camera.focal_px, height, fit)
             placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,
                                name=spec.name, player=spec.player, tilt_deg=measured.tilt_deg,
