@@ -235,3 +235,49 @@ def format_push(r: dict) -> str:
                      f"{str(row['frames_to_right_after_stop']) + ' frames':>21}{row['worst_frame_ms']:>16}"
                      f"{lag / 10:>13.1f} s{lag / 30:>9.2f} s")
     return "\n".join(lines)
+
+
+EXPOSURE_STEPS = (0.7, 1.3)  # the whole frame's brightness after auto-exposure steps (or a lamp switched on)
+
+
+def exposure_run(seed: int = 0, steps: tuple[float, ...] = EXPOSURE_STEPS, progress=None) -> dict:
+    """The table standing still while the camera's exposure steps (the whole frame x0.7 or x1.3, as
+    an auto-exposure or a lamp does). Reported per step: frames until every mini is seen again
+    where it stands (within 3 mm), how many were held meanwhile, and the worst frame's cost."""
+    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6)
+    setup = base.setup()
+    image = Renderer().render(base)
+    rows = []
+    before, after = 6, 12
+    for k, gain in enumerate(steps):
+        tracker = LiveTracker(setup, blocks=False)
+        stepped = np.clip(image.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+        right_at, held_max, costs = None, 0, []
+        for f in range(before + after):
+            frame = image if f < before else stepped
+            start = time.perf_counter()
+            state = tracker.update(frame, f, time.time())
+            costs.append((time.perf_counter() - start) * 1000)
+            if f < before:
+                continue
+            wrong = [m for m in base.minis if (s := state.mini(m.id)) is None or s.status != "seen"
+                     or s.last_seen_frame != f or math.hypot(s.x_mm - m.x_mm, s.y_mm - m.y_mm) > RIGHT_MM]
+            held_max = max(held_max, len(wrong))
+            if not wrong and right_at is None:
+                right_at = f - before
+            if progress:
+                progress(k * (before + after) + f + 1, len(steps) * (before + after))
+        rows.append({"gain": gain, "frames_to_all_seen": right_at, "most_not_seen": held_max,
+                     "minis": len(base.minis), "worst_frame_ms": round(max(costs[before:]), 1)})
+    return {"seed": seed, "rows": rows}
+
+
+def format_exposure(r: dict) -> str:
+    lines = [f"bench live --sequence exposure: the whole frame's brightness steps, the table still (seed {r['seed']})",
+             f"{'gain':>6}{'frames to all seen':>20}{'most not seen':>15}{'at 10 fps':>11}{'at 30 fps':>11}{'worst frame ms':>16}"]
+    for row in r["rows"]:
+        n = row["frames_to_all_seen"]
+        lines.append(f"{row['gain']:>6g}{str(n):>20}{str(row['most_not_seen']) + '/' + str(row['minis']):>15}"
+                     f"{(f'{n / 10:.1f} s' if n is not None else '-'):>11}{(f'{n / 30:.2f} s' if n is not None else '-'):>11}"
+                     f"{row['worst_frame_ms']:>16}")
+    return "\n".join(lines)

@@ -49,6 +49,7 @@ MARKER_CONTRAST_SHARE = 0.6  # a changed region is searched only if it keeps thi
 SEARCH_BUDGET = 4  # searched boxes per frame at most; the rest wait their turn
 FOLLOW_SIDES = 4.0  # a marker lost in motion: looked for this many sides further out per frame missed (80 mm at 20 mm)
 FOLLOW_MAX_SIDES = 12.0
+GLOBAL_CHANGE_SHARE = 0.5  # this share of the known markers changing in one frame: the light changed
 CLOSE_WINDOW_PX = 5  # the second, closer threshold window for a marker the quick search missed
 RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
@@ -277,7 +278,14 @@ class LiveTracker:
             turn = self._hidden_turn % len(hidden)
             hidden = hidden[turn:] + hidden[:turn]
             self._hidden_turn += 1
-        search = (merge_boxes(walking) + merge_boxes(moving) + hidden + cells)[:SEARCH_BUDGET]
+        budget = SEARCH_BUDGET
+        regions_now = sum(len(r) for r in self._regions.values())
+        if regions_now and len(expected) >= GLOBAL_CHANGE_SHARE * regions_now:
+            # Most markers changed at once while none moved alone: the light or the exposure
+            # stepped. Every changed marker is looked at this frame (a small box each), so none is
+            # held for seconds while the budget works through them four at a time.
+            budget = max(SEARCH_BUDGET, len(expected) + len(cells))
+        search = (merge_boxes(walking) + merge_boxes(moving) + hidden + cells)[:budget]
         known = MarkerDetections.concat(kept)
         found = []
         for roi in merge_boxes(search):
@@ -427,6 +435,9 @@ class LiveTracker:
             region = known.get(key)
             if region is not None:
                 region.frame = frame  # unchanged: keep its reference patch
+                if region.stale:  # found again where it was, but its pixels changed (the light): new reference
+                    x0, y0, x1, y1 = region.box
+                    region.reference = cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16)
                 region.stale = False
                 region.velocity_px, region.missed = (0.0, 0.0), 0
             else:

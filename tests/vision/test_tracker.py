@@ -157,3 +157,23 @@ def test_grey_frames_given_to_the_tracker_are_never_written_to():
     tracker.update(first, 0, 0.0)
     tracker.update(second, 1, 1.0)
     assert np.array_equal(first, first_as_given)
+
+
+@pytest.mark.slow
+def test_a_pushed_mini_is_followed_not_held_for_the_push():
+    """Pushed 8 frames at 40 and 60 mm a frame: before, it was held at its start for 7 of the 8."""
+    from companion.bench.live import push_run
+
+    rows = {r["speed_mm_per_frame"]: r for r in push_run(0, speeds=(40.0, 60.0))["rows"]}
+    assert rows[40.0]["lagging_frames"] <= 1 and rows[60.0]["lagging_frames"] <= 2
+    assert all(r["frames_to_right_after_stop"] == 0 for r in rows.values())
+
+
+@pytest.mark.slow
+def test_an_exposure_step_is_not_taken_for_every_mini_lifted():
+    """The whole frame x0.7 or x1.3: every mini seen again where it stands within 4 frames (before: 9
+    of 12 were still held 12 frames later)."""
+    from companion.bench.live import exposure_run
+
+    for row in exposure_run(0)["rows"]:
+        assert row["frames_to_all_seen"] is not None and row["frames_to_all_seen"] <= 4, row
