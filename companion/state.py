@@ -15,6 +15,10 @@ from typing import Any
 
 from companion.errors import InputError
 
+# Facts of the table that the camera and the rules both stand on:
+KNOCKED_OVER_DEG = 45.0  # a mini whose marker is tilted more than this from flat has been knocked over
+BRICK_MM = 9.6  # a brick's height (a plate is a third of it)
+
 
 @dataclass(frozen=True)
 class MiniState:

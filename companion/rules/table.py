@@ -11,10 +11,9 @@ from functools import cached_property
 from companion.errors import InputError
 from companion.rules.geometry import Point, Polygon, circle_polygon
 from companion.setup_file import PlayerSpec, Setup
-from companion.state import TableState
+from companion.state import KNOCKED_OVER_DEG, TableState
 
 ON_TABLE_BELOW_MM = 5.0  # a standing level under this counts as the table itself
-KNOCKED_OVER_DEG = 45.0
 
 
 @dataclass(frozen=True)

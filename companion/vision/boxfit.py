@@ -27,8 +27,9 @@ from typing import Callable
 
 import numpy as np
 
+from companion.state import BRICK_MM
+
 STUD_MM = 8.0
-BRICK_MM = 9.6
 PLATE_MM = 3.2
 GAP_MM = 0.2  # a brick's side is 8n - 0.2 mm
 HEIGHTS_MM = tuple(round(PLATE_MM * i, 1) for i in range(1, 16))  # one plate .. five bricks

@@ -11,14 +11,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from companion.setup_file import Setup
-from companion.state import MarkerSighting, MiniState, TableState
+from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
 from companion.vision.blocks import Block, BlockFinder, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
-KNOCKED_OVER_DEG = 45.0
 # An empty `blocks` list must not read as "no cover on the table" when nobody looked.
 BLOCKS_NOT_SEEN = "blocks were not looked for in this frame: `blocks` is empty whatever stands on the table"
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player

@@ -10,9 +10,9 @@ from companion.rules.geometry import point_in_polygon, point_polygon_distance
 from companion.rules.knight.measure import within_for_acting_side
 from companion.rules.knight.squads import alive
 from companion.rules.table import Block, Table, Unit
+from companion.state import BRICK_MM
 
 FORTIFY_FINGERS = 3
-BRICK_MM = 9.6
 SAME_BLOCK_MM = 8.0  # footprint centres closer than this are the same block (camera noise)
 SEAL_CELL_MM = 4.0
 SEAL_SEARCH_MM = 300.0  # walls further than this from the unit do not box it in
