@@ -248,11 +248,11 @@ def test_every_army_problem_at_once_naming_the_player():
     assert not r.valid
     assert "ana: 4 units, guerrilla allows 3" in text
     assert "ana: 500 PC" not in text and r.pc_total["ana"] == 400 + 100  # 200 x 2 + 10 x 10
-    assert "card 2 (c2) has 10 cards of level 1" in text and "at most 9" in text
-    assert "card 3 (c3) is level7 with 2 cards" in text
-    assert "commander card 1 (c1) is a detachment" in text
-    assert "bo: 2 commanders (5, 6)" in text and "commander card 5 (c5) is war_machine" in text
-    assert "card 7 (c7) has 4 cards of level 5" in text
+    assert "card 2 (c2, minis[1]) has 10 cards of level 1" in text and "at most 9" in text
+    assert "card 3 (c3, minis[2]) is level7 with 2 cards" in text
+    assert "commander card 1 (c1, minis[0]) is a detachment" in text
+    assert "bo: 2 commanders (5, 6)" in text and "commander card 5 (c5, minis[4]) is war_machine" in text
+    assert "card 7 (c7, minis[6]) has 4 cards of level 5" in text
     assert all(p.startswith(("ana:", "bo:")) for p in r.problems)
     s = setup_of(card(1, "ana", pc=501, commander=True), card(2, "bo"))
     assert any("ana: 501 PC, over the guerrilla basic limit of 500" == p for p in check_army(s.rules).problems)
@@ -351,7 +351,7 @@ def test_commands_json(files):
     assert v["odds"] == run("odds", "--attack", "10", "--evasion", "-2", "--damage", "4", "--multiplier", "2", "--hp", "3", "--json")
     army = run("army", "--setup", setup, "--json")
     assert army == {"valid": False,
-                    "problems": ["ana: commander card 1 (c1) is a detachment of 2 cards: a detachment cannot command"],
+                    "problems": ["ana: commander card 1 (c1, minis[0]) is a detachment of 2 cards: a detachment cannot command"],
                     "pc_total": {"ana": 0, "bo": 0}, "pc_limit": 500, "units": {"ana": 1, "bo": 2}}
 
 

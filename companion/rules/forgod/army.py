@@ -34,7 +34,7 @@ class ArmyCheck:
 
 
 def _label(card: Card) -> str:
-    return f"card {card.id} ({card.name})"
+    return f"card {card.id} ({card.name}{', ' + card.key if card.key else ''})"
 
 
 def check_army(rules: Forgod) -> ArmyCheck:

@@ -51,6 +51,7 @@ class Card:
     armour: bool = False
     commander: bool = False
     attack_type: str = "melee"
+    key: str = ""  # where the setup gives it ("minis[2]"), so a problem can name it
 
     @property
     def fights_as(self) -> str:
@@ -104,7 +105,7 @@ def _card(m: MiniSpec, where: str, problem: Problem) -> Card:
 
     unit_type = pick("type", "infantry", str, UNIT_TYPES)
     return Card(
-        id=m.id, name=m.name, player=m.player, type=unit_type,
+        id=m.id, name=m.name, player=m.player, type=unit_type, key=where,
         level=pick("level", 1, int, minimum=1), cards=pick("cards", 1, int, minimum=1),
         terrain=pick("terrain", "earth", str, TERRAINS),
         **{k: pick(k, 0, int) for k in _INT_KEYS},
