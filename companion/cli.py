@@ -396,6 +396,8 @@ def cmd_bench_live(args: argparse.Namespace) -> int:
 
     if args.sequence == "push":
         return _report(args, live.push_run(args.seed, progress=_progress(not args.json)), live.format_push)
+    if args.sequence == "bricks":
+        return _report(args, live.bricks_run(args.seed, progress=_progress(not args.json)), live.format_bricks)
     if args.sequence == "exposure":
         return _report(args, live.exposure_run(args.seed, progress=_progress(not args.json)), live.format_exposure)
     if args.frames < 10:
@@ -576,9 +578,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=func)
         if name == "live":
-            p.add_argument("--sequence", choices=["steady", "push", "exposure"], default="steady",
+            p.add_argument("--sequence", choices=["steady", "push", "exposure", "bricks"], default="steady",
                            help="steady: two walkers and a hand (cost ratio); push: a mini pushed at 24-60 mm a frame; "
-                                "exposure: the whole frame x0.7 and x1.3")
+                                "exposure: the whole frame x0.7 and x1.3; bricks: a brick put down and taken away")
         if name == "vision":
             p.add_argument("--level", choices=["standard", "hard"], default="standard")
             p.add_argument("--hands", type=int, default=0, help="hands over the table in every scene")

@@ -40,7 +40,7 @@ class CameraLoop:
         self.description = description
         self.min_interval_s = min_interval_s  # files and the synthetic camera would otherwise run flat out
         self.listeners = listeners or []
-        self.tracker = LiveTracker(setup)
+        self.tracker = LiveTracker(setup, blocks_in_background=True)  # no frame waits for a block search
         self.annotator = TableAnnotator()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
@@ -54,6 +54,7 @@ class CameraLoop:
     def stop(self, timeout_s: float = 5.0) -> None:
         self._stop.set()
         self._thread.join(timeout_s)
+        self.tracker.close()
 
     # --- the thread --------------------------------------------------------------------------------
     def _run(self) -> None:

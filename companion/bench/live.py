@@ -281,3 +281,49 @@ def format_exposure(r: dict) -> str:
                      f"{(f'{n / 10:.1f} s' if n is not None else '-'):>11}{(f'{n / 30:.2f} s' if n is not None else '-'):>11}"
                      f"{row['worst_frame_ms']:>16}")
     return "\n".join(lines)
+
+
+def bricks_run(seed: int = 0, fps: float = 30.0, progress=None) -> dict:
+    """A brick put down and later taken away, the camera at `fps` in real time, blocks searched on
+    their own thread as the live camera does. Reported: seconds until the brick is published and
+    until it is dropped, and the worst frame's cost on the camera thread (against one frame period)."""
+    from companion.synth.scene import SynthBrick
+
+    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=0)
+    setup = base.setup()
+    renderer = Renderer()
+    spot = (base.table.width_mm * 0.5, base.table.depth_mm * 0.55)
+    brick = SynthBrick(spot[0], spot[1], 30.0, 4, 2, 0.0, 19.2, "red")
+    empty, with_brick = renderer.render(base), renderer.render(replace(base, bricks=(brick,)))
+    put_at, taken_at, frames = int(fps * 1.0), int(fps * 3.0), int(fps * 5.0)
+    tracker = LiveTracker(setup, blocks_in_background=True)
+    published = dropped = None
+    costs = []
+    start = time.perf_counter()
+    try:
+        for f in range(frames):
+            due = start + f / fps
+            time.sleep(max(0.0, due - time.perf_counter()))  # the camera's pace
+            image = with_brick if put_at <= f < taken_at else empty
+            t0 = time.perf_counter()
+            state = tracker.update(image, f, f / fps)
+            costs.append((time.perf_counter() - t0) * 1000)
+            if published is None and f >= put_at and state.blocks:
+                published = (f - put_at) / fps
+            if published is not None and dropped is None and f >= taken_at and not state.blocks:
+                dropped = (f - taken_at) / fps
+            if progress:
+                progress(f + 1, frames)
+    finally:
+        tracker.close()
+    return {"seed": seed, "fps": fps, "publish_s": None if published is None else round(published, 2),
+            "drop_s": None if dropped is None else round(dropped, 2),
+            "worst_frame_ms": round(max(costs[int(fps):]), 1), "frame_period_ms": round(1000 / fps, 1),
+            "searches": tracker.block_watch.searches}
+
+
+def format_bricks(r: dict) -> str:
+    return (f"bench live --sequence bricks ({r['fps']:g} frames/s in real time, seed {r['seed']}): a brick put down is "
+            f"published after {r['publish_s']} s (target <= 0.5), taken away dropped after {r['drop_s']} s "
+            f"(target <= 1); worst frame on the camera thread {r['worst_frame_ms']} ms (one frame: "
+            f"{r['frame_period_ms']} ms); {r['searches']} block searches on their own thread")

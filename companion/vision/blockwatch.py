@@ -1,17 +1,21 @@
 """Blocks in a live stream: looked for now and then, published once they stand still.
 
 Blocks are built between turns and then stay put, and a full block search costs as much as a
-dozen frames of marker tracking: so the stream is searched every `every_frames` frames (sooner
-while a new block waits to be confirmed). A block is published after `confirm` searches in a row
-found it at the same place with the same height and colour: a hand passing over the table, or a
-brick on its way down, is not. A published block is dropped after `forget` searches in a row
-did not find it and its top no longer shows its colour (a hand resting on it, or over it, is not
-a removal until it has stayed that long).
+dozen frames of marker tracking: so the stream is searched every `every_s` seconds, and sooner
+(`recheck_s`) when something on the table changed and settled, or while a new block waits to be
+confirmed or a known one seems gone; in seconds, so at any frame rate. A block is published after
+`confirm` searches in a row found it at the same place with the same height and colour: a hand
+passing over the table, or a brick on its way down, is not. A published block not found again is
+dropped after two searches that see the bare table where it stood (taken away), or after `forget`
+searches that see neither it nor the table there (a hand resting on it is not a removal until it
+has stayed that long).
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,43 +26,73 @@ from companion.vision.camera import CameraModel, TablePose
 
 SAME_PLACE_MM = 6.0  # footprint centres closer than this are the same block
 SAME_HEIGHT_MM = 3.3  # heights within a plate are the same stack
+RING_MM = 20.0  # the table around a block is sampled this far out (beyond its own side's image)
+GONE_SEARCHES = 2  # searches in a row seeing the bare table where a block stood: it was taken away
 
 
 @dataclass
 class _Candidate:
     block: Block
+    table_bgr: np.ndarray  # the table around it when it was found: what shows there once it is gone
     seen: int = 1  # searches in a row that found it
-    missed: int = 0  # searches in a row that did not
+    missed: int = 0  # searches in a row that did not, something else in its place (a hand)
+    bare: int = 0  # searches in a row that saw the table where it stood
     published_id: int | None = None
 
 
 class BlockWatch:
-    def __init__(self, finder: BlockFinder, every_frames: int = 30, confirm: int = 2, forget: int = 3,
-                 recheck_frames: int = 5) -> None:
+    def __init__(self, finder: BlockFinder, every_s: float = 2.0, confirm: int = 2, forget: int = 3,
+                 recheck_s: float = 0.25, background: bool = False) -> None:
+        """`background`: searches run on a thread of their own (`start` returns at once; the camera
+        thread never waits for one), else `start` searches before it returns."""
         self.finder = finder
-        self.every_frames = every_frames
+        self.every_s = every_s
         self.confirm = confirm
         self.forget = forget
-        self.recheck_frames = recheck_frames
+        self.recheck_s = recheck_s
         self._candidates: list[_Candidate] = []
-        self._last_search: int | None = None
+        self._last_search: float | None = None  # the frame time of the last search, s
         self._next_id = 0
         self._states: tuple[BlockState, ...] = ()  # what `states` answers until the next search
         self.searches = 0
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="blocks") if background else None
+        self._running: Future | None = None
 
-    def due(self, frame: int) -> bool:
+    def start(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...],
+              time_s: float) -> None:
+        """A search of this frame: now, or on the search thread (its result published when done)."""
+        if self._pool is None:
+            self.update(image, camera, pose, minis, time_s)
+            return
+        self._last_search = time_s  # no second search is started while this one runs
+        self._running = self._pool.submit(self.update, image.copy(), camera, pose, minis, time_s)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def due(self, time_s: float, changed: bool = False) -> bool:
+        """Whether to search the frame taken at `time_s`; `changed`: something on the table changed
+        and settled since (a brick put down or taken away, a hand gone)."""
+        if self._running is not None and not self._running.done():
+            return False
         if self._last_search is None:
             return True
-        waiting = any(c.published_id is None for c in self._candidates)
-        gap = self.recheck_frames if waiting else self.every_frames
-        return frame - self._last_search >= gap
+        waiting = changed or any(c.published_id is None or c.bare for c in self._candidates)
+        return time_s - self._last_search >= (self.recheck_s if waiting else self.every_s)
 
     def update(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...],
-               frame: int) -> None:
+               time_s: float) -> None:
         """One search of a colour frame; matches what it found against what was known."""
-        self._last_search = frame
-        self.searches += 1
         found = self.finder.find(image, camera, pose, minis)
+        with self._lock:
+            self._match(image, camera, pose, found, time_s)
+
+    def _match(self, image: np.ndarray, camera: CameraModel, pose: TablePose, found: list[Block], time_s: float) -> None:
+        self._last_search = time_s
+        self.searches += 1
+        view = self.finder.view(camera, pose)
         matched: set[int] = set()
         for block in found:
             same = next((i for i, c in enumerate(self._candidates) if i not in matched and _same(c.block, block)), None)
@@ -68,23 +102,27 @@ class BlockWatch:
                 same = next((i for i, c in enumerate(self._candidates) if i not in matched
                              and c.published_id is not None and _same_place(c.block, block)), None)
             if same is None:
-                self._candidates.append(_Candidate(block))
+                self._candidates.append(_Candidate(block, _ring_colour(image, view, block)))
                 matched.add(len(self._candidates) - 1)
                 continue
             matched.add(same)
             c = self._candidates[same]
-            c.block, c.seen, c.missed = block, c.seen + 1, 0
+            c.block, c.seen, c.missed, c.bare = block, c.seen + 1, 0, 0
         kept: list[_Candidate] = []
-        view = self.finder.view(camera, pose)
         for i, c in enumerate(self._candidates):
             if i not in matched:
                 c.seen = 0
                 if c.published_id is None:
                     continue  # never confirmed: gone
                 if top_colour_matches(image, view, c.block):
-                    c.missed = 0  # still there, only not found this time (a mini leaning on it)
+                    c.missed = c.bare = 0  # still there, only not found this time (a mini leaning on it)
+                elif _shows_table(image, view, c):
+                    c.bare += 1  # the table shows where it stood: taken away, once a second look agrees
+                    if c.bare >= GONE_SEARCHES:
+                        continue
                 else:
-                    c.missed += 1
+                    c.missed += 1  # something else there (a hand on it): gone only if it stays so
+                    c.bare = 0
                     if c.missed >= self.forget:
                         continue
             if c.published_id is None and c.seen >= self.confirm:
@@ -97,6 +135,35 @@ class BlockWatch:
     def states(self) -> tuple[BlockState, ...]:
         """The published blocks as of the last search (asked for at every frame)."""
         return self._states
+
+
+def _colour_near(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.linalg.norm(a - b) <= max(18.0, 0.2 * float(np.linalg.norm(b))))
+
+
+def _ring_colour(image: np.ndarray, view, block: Block) -> np.ndarray:
+    """The median colour of the table in a ring RING_MM around the block's footprint."""
+    centre = block.footprint_mm.mean(axis=0)
+    out = []
+    for corner in block.footprint_mm:
+        away = corner - centre
+        away = away / max(float(np.linalg.norm(away)), 1e-6)
+        out.append(corner + away * RING_MM)
+    for a, b in zip(block.footprint_mm, np.roll(block.footprint_mm, -1, axis=0)):
+        mid, edge = (a + b) / 2, b - a
+        normal = np.array([edge[1], -edge[0]]) / max(float(np.linalg.norm(edge)), 1e-6)
+        normal = normal if np.dot(normal, mid - centre) > 0 else -normal
+        out.append(mid + normal * RING_MM)
+    return np.median(view.sample(image, np.array(out)), axis=0)
+
+
+def _shows_table(image: np.ndarray, view, c: _Candidate) -> bool:
+    """Whether the table plane inside the footprint looks like the table around it did: the block
+    is gone (a hand or anything else there looks otherwise)."""
+    centre = c.block.footprint_mm.mean(axis=0)
+    inner = centre + (c.block.footprint_mm - centre) * 0.6
+    points = np.concatenate([inner, [centre], (inner + np.roll(inner, -1, axis=0)) / 2])
+    return _colour_near(np.median(view.sample(image, points), axis=0), c.table_bgr)
 
 
 def _same_place(a: Block, b: Block) -> bool:

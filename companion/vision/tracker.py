@@ -125,12 +125,15 @@ class _SparseGray:
 
 
 class LiveTracker:
-    def __init__(self, setup: Setup, remeasure_every: int = REMEASURE_EVERY, blocks: bool = True) -> None:
+    def __init__(self, setup: Setup, remeasure_every: int = REMEASURE_EVERY, blocks: bool = True,
+                 blocks_in_background: bool = False) -> None:
+        """`blocks_in_background`: block searches run on their own thread, so no frame waits for one
+        (the live camera); else each runs within the `update` that starts it (reproducible runs)."""
         self.setup = setup
         self.remeasure_every = remeasure_every
         self.locator = Locator(setup, blocks=False)
         # Blocks at their own pace (a search costs a dozen tracked frames; they rarely move).
-        self.block_watch = BlockWatch(BlockFinder(setup)) if blocks else None
+        self.block_watch = BlockWatch(BlockFinder(setup), background=blocks_in_background) if blocks else None
         self._regions: dict[int, list[_Region]] = {}  # marker id -> one region per physical marker
         self._tracks: dict[int, _Track] = {}
         self._small: np.ndarray | None = None
@@ -138,6 +141,7 @@ class LiveTracker:
         self._rescued_ids: set[int] = set()  # markers only the slow second look has decoded (small, blurred)
         self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
         self._tile = 0
+        self._settled = False  # an unexplained change settled since the last block search
         self._remeasure_turn = 0
         self._hidden_turn = 0
         self._last_tile: Box = (0, 0, 0, 0)
@@ -147,6 +151,11 @@ class LiveTracker:
         self.stats = TrackerStats()
 
     # --- per frame -------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stops the block search thread, if any (waits for a search under way)."""
+        if self.block_watch is not None:
+            self.block_watch.close()
+
     def update(self, image: np.ndarray, frame: int, timestamp: float) -> TableState:
         h, w = image.shape[:2]
         # The green channel of every 4th pixel of every 8th row: a change map needs no colour
@@ -198,8 +207,9 @@ class LiveTracker:
         if watch is None or image.ndim != 3:
             return state
         if state.registered and self.registration is not None and self.registration.pose is not None \
-                and watch.due(frame):
-            watch.update(image, camera, self.registration.pose, state.minis + state.objects, frame)
+                and watch.due(state.timestamp, self._settled):
+            watch.start(image, camera, self.registration.pose, state.minis + state.objects, state.timestamp)
+            self._settled = False
         warnings = tuple(w for w in state.warnings if w != BLOCKS_NOT_SEEN)
         return replace(state, blocks=watch.states(), warnings=warnings)
 
@@ -270,6 +280,7 @@ class LiveTracker:
         # Cells that changed last frame and are still now: a marker put down becomes readable when
         # the hand has left and the area settles; nothing under a moving hand can be read anyway.
         cells = merge_boxes(self._settled_cells(diff_small, walking + moving + hidden))
+        self._settled = self._settled or bool(cells)  # something no marker explains settled: blocks looked at soon
         # A budget of searches per frame, most useful first: markers in motion, markers that
         # changed, markers not seen lately (taking turns), then settled cells. The lost ones go
         # before the cells: their contrast is back (checked above), so the hand has left them,

@@ -18,6 +18,7 @@ from companion.vision.boxfit import Rect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
 from companion.vision.pipeline import BLOCKS_NOT_SEEN, Locator
 from companion.vision.tableview import TableView
+from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.tracker import LiveTracker
 from tests.conftest import rendered
 
@@ -182,13 +183,15 @@ def test_the_live_tracker_publishes_a_block_once_it_stood_still_and_drops_it_onc
     assert block.color == "red" and abs(block.height_mm - 19.2) <= 3.3
     assert polygon_iou(np.array(block.footprint_mm), brick.footprint_mm()) > 0.8
     assert BLOCKS_NOT_SEEN not in state.warnings
-    # Taken away: kept while the watch is not sure (no search due), dropped after `forget` searches.
-    searches = tracker.block_watch.searches
+    assert (frame - 1) / 10 <= 0.5  # published within half a second of frame time
+    # Taken away: the bare table shows where it stood; two searches agreeing drop it, within a second.
+    searches, taken_at = tracker.block_watch.searches, frame / 10
     while state.blocks and frame < 400:
         state = tracker.update(without, frame, frame / 10)
         frame += 1
     assert state.blocks == ()
-    assert tracker.block_watch.searches - searches == tracker.block_watch.forget
+    assert tracker.block_watch.searches - searches == GONE_SEARCHES
+    assert (frame - 1) / 10 - taken_at <= 1.0
 
 
 @pytest.mark.slow
@@ -200,8 +203,8 @@ def test_a_hand_resting_on_a_block_does_not_remove_it_at_once():
     for frame in range(12):
         state = tracker.update(with_brick, frame, frame / 10)
     assert state is not None and len(state.blocks) == 1
-    every = tracker.block_watch.every_frames
-    for frame in range(12, 12 + every * (tracker.block_watch.forget - 1) + 1):
+    every_s = tracker.block_watch.every_s
+    for frame in range(12, 12 + int(10 * every_s * (tracker.block_watch.forget - 1)) + 1):
         state = tracker.update(covered, frame, frame / 10)
     assert len(state.blocks) == 1  # a hand over it for a few seconds is not a removal
 
@@ -256,3 +259,33 @@ def test_the_demo_castle_is_seen_wall_by_wall():
     for b in blocks:  # every reported wall lies on bricks of the castle
         covered = max(polygon_iou(b.footprint_mm, t) for t in truth)
         assert covered > 0.15
+
+
+def test_a_live_block_search_runs_off_the_camera_thread():
+    """With blocks in the background, `update` returns while the search is still under way (here held
+    until released): no frame waits for a block search; its result is published when it is done."""
+    import threading
+
+    from tests.conftest import rendered
+
+    scene, image = rendered(101)
+    tracker = LiveTracker(scene.setup(), blocks_in_background=True)
+    release = threading.Event()
+    real_find = tracker.block_watch.finder.find
+
+    def held_find(*args, **kwargs):
+        release.wait(10)
+        return real_find(*args, **kwargs)
+
+    tracker.block_watch.finder.find = held_find
+    try:
+        state = tracker.update(image, 0, 0.0)  # starts the search and returns
+        assert not tracker.block_watch._running.done() and state.blocks == ()
+        state = tracker.update(image, 1, 0.5)
+        assert state.blocks == () and tracker.block_watch.searches == 0  # no second search while one runs
+        release.set()
+        tracker.block_watch._running.result(timeout=30)
+        assert tracker.block_watch.searches == 1
+    finally:
+        release.set()
+        tracker.close()
