@@ -33,13 +33,16 @@ JPEG_QUALITY = 80
 
 class CameraLoop:
     def __init__(self, open_source: Callable[[], FrameSource], setup: Setup, hub: SnapshotHub, description: str,
-                 min_interval_s: float = 0.0, listeners: list[Callable[[Snapshot, Frame], None]] | None = None) -> None:
+                 min_interval_s: float = 0.0, listeners: list[Callable[[Snapshot, Frame], None]] | None = None,
+                 overlay: Callable[[], tuple] | None = None) -> None:
+        """`overlay`: what the phones are asking about, drawn over every annotated frame."""
         self.open_source = open_source
         self.setup = setup
         self.hub = hub
         self.description = description
         self.min_interval_s = min_interval_s  # files and the synthetic camera would otherwise run flat out
         self.listeners = listeners or []
+        self.overlay = overlay
         self.tracker = LiveTracker(setup, blocks_in_background=True)  # no frame waits for a block search
         self.annotator = TableAnnotator()
         self._stop = threading.Event()
@@ -103,7 +106,13 @@ class CameraLoop:
             self._good = state
         camera, _ = self.tracker.locator.camera(image.shape[1], image.shape[0])
         pose = self.tracker.registration.pose if self.tracker.registration else None
-        drawn = self.annotator.annotate(image, state, self.setup, camera, pose)
+        shapes = ()
+        if self.overlay is not None:
+            try:
+                shapes = tuple(self.overlay())
+            except Exception:  # the picture of a question must never stop the camera
+                log.exception("overlay failed")
+        drawn = self.annotator.annotate(image, state, self.setup, camera, pose, shapes)
         snapshot = self._publish(frame.index, frame.timestamp, state.registered, state.reason, self._encode(drawn),
                                  tracker_ms)
         for listener in self.listeners:

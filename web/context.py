@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import threading
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from flask import current_app
 
@@ -13,6 +16,28 @@ from web.compose import TableView, ViewCache
 from web.rulesets import WebRules, web_rules
 from web.snapshots import SnapshotHub
 from web.store import GameStore
+
+
+ASKING_FOR_S = 60.0  # a question stays drawn on the host screen this long after a phone asked it
+
+
+class Asking:
+    """The last question a phone asked about the table (an attack, moves, a unit), for the host
+    screen to draw, so the whole table sees what the phone shows."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[float, str, dict[str, Any]] | None = None
+
+    def ask(self, kind: str, **params: Any) -> None:
+        with self._lock:
+            self._last = (time.monotonic(), kind, params)
+
+    def last(self) -> tuple[str, dict[str, Any]] | None:
+        with self._lock:
+            if self._last is None or time.monotonic() - self._last[0] > ASKING_FOR_S:
+                return None
+            return self._last[1], dict(self._last[2])
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,6 +49,7 @@ class Companion:
     allowed_hosts: frozenset[str] = frozenset({"localhost", "127.0.0.1", "::1"})
     join_url: str = ""  # what the QR code says
     views: ViewCache = field(default_factory=ViewCache)
+    asking: Asking = field(default_factory=Asking)
 
     @property
     def csrf(self) -> str:
@@ -33,6 +59,16 @@ class Companion:
     @property
     def rules(self) -> WebRules:
         return web_rules(self.setup.ruleset)
+
+    def overlay_shapes(self) -> tuple:
+        """What the last question looks like on the table (vision.draw Shapes), for the host screen."""
+        asked = self.asking.last()
+        if asked is None or self.rules.overlay is None:
+            return ()
+        try:
+            return tuple(self.rules.overlay(self.view(), *asked))
+        except ValueError:  # the unit asked about left the table meanwhile
+            return ()
 
     def view(self) -> TableView:
         game = self.store.game if self.store is not None else None

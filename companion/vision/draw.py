@@ -14,6 +14,18 @@ from companion.state import TableState
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE
 
+@dataclass(frozen=True)
+class Shape:
+    """Something to draw over the camera image, in table mm: what a phone is asking about."""
+
+    kind: str  # line | polygon | circle
+    points_mm: tuple[tuple[float, float], ...]  # line: its ends; polygon: its corners; circle: its centre
+    colour_bgr: tuple[int, int, int]
+    radius_mm: float = 0.0  # circle
+    label: str = ""
+    height_mm: float = 0.0  # drawn at this height (a block's top)
+
+
 PLAYER_COLOURS_BGR = [(60, 60, 230), (230, 120, 40), (40, 200, 60), (30, 200, 230), (200, 60, 200)]
 
 
@@ -26,12 +38,14 @@ class TableAnnotator:
     arrow_mm: float = 30.0
 
     def annotate(self, image: np.ndarray, state: TableState, setup: Setup, camera: CameraModel,
-                 pose: TablePose | None) -> np.ndarray:
+                 pose: TablePose | None, overlay: tuple[Shape, ...] = ()) -> np.ndarray:
         out = image.copy()
         if pose is None or not state.registered:
             self._banner(out, state.reason or "table not registered", (0, 0, 255))
             return out
         self._outline(out, setup, camera, pose)
+        for shape in overlay:
+            self._shape(out, shape, camera, pose)
         for block in state.blocks:
             self._block(out, block, camera, pose)
         players = [p.name for p in setup.players]
@@ -62,6 +76,23 @@ class TableAnnotator:
                           f"{len(state.minis) - seen} held  blocks {len(state.blocks)}  frame {state.frame}",
                      (40, 160, 40))
         return out
+
+    def _shape(self, out: np.ndarray, shape: Shape, camera: CameraModel, pose: TablePose) -> None:
+        if shape.kind == "circle":
+            (cx, cy), r = shape.points_mm[0], shape.radius_mm
+            pts = [(cx + r * math.cos(a), cy + r * math.sin(a)) for a in np.linspace(0, 2 * math.pi, 72)]
+        else:
+            pts = list(shape.points_mm)
+        px = pose.project(camera, np.array([(x, y, shape.height_mm) for x, y in pts])).round().astype(np.int32)
+        closed = shape.kind != "line"
+        cv2.polylines(out, [px], closed, (0, 0, 0), self.thickness + 3, cv2.LINE_AA)
+        cv2.polylines(out, [px], closed, shape.colour_bgr, self.thickness + 1, cv2.LINE_AA)
+        if shape.label:
+            at = (int(px[:, 0].mean()) + 8, int(px[:, 1].min()) - 8)
+            cv2.putText(out, shape.label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale * 1.3, (0, 0, 0),
+                        self.thickness + 2, cv2.LINE_AA)
+            cv2.putText(out, shape.label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale * 1.3, shape.colour_bgr, 1,
+                        cv2.LINE_AA)
 
     def _block(self, out: np.ndarray, block, camera: CameraModel, pose: TablePose) -> None:
         """The box as the camera sees it: footprint, top face and the vertical edges between."""

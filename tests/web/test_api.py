@@ -344,3 +344,35 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     (p,) = [p for p in proposals if p["unit"] == 7]
     assert p["kind"] == "left_table" and "left the table: dead?" in p["ask"] and "9 s" in p["why"]
     store.close()
+
+
+def test_the_host_screen_draws_what_a_phone_asks_about(running):
+    """After a phone asks for a verdict, the camera overlay draws its line of attack and exactly the
+    blocks the verdict names as crossing it, coloured by what they give; moves draw the region."""
+    import numpy as np
+
+    from companion.vision.draw import TableAnnotator
+
+    client = running.client()
+    v = client.get("/api/attack?attacker=6&target=20").get_json()
+    shapes = running.companion.overlay_shapes()
+    lines = [s for s in shapes if s.kind == "line"]
+    assert len(lines) == 1 and lines[0].label == ("can attack" if v["legal"] else "cannot attack")
+    state = client.get("/api/state").get_json()
+    centre = {u["id"]: (u["x_mm"], u["y_mm"]) for u in state["units"]}
+    assert np.allclose(lines[0].points_mm, [centre[6], centre[20]], atol=0.2)
+    drawn_blocks = sorted(s.label for s in shapes if s.kind == "polygon")
+    assert drawn_blocks == sorted(f"B{b['id']} {b['kind']}" for b in v["cover"]["blocks"])
+    assert any(s.kind == "circle" and "range" in s.label for s in shapes)  # the shooter's range
+    # drawn over the camera image: the frame with the overlay differs along the line of attack
+    loop = running.loop
+    frame = np.full((1080, 1920, 3), 128, np.uint8)
+    camera, _ = loop.tracker.locator.camera(1920, 1080)
+    pose = loop.tracker.registration.pose
+    plain = TableAnnotator().annotate(frame, running.hub.latest().state, running.companion.setup, camera, pose)
+    drawn = TableAnnotator().annotate(frame, running.hub.latest().state, running.companion.setup, camera, pose, shapes)
+    mid = pose.project(camera, np.array([[(centre[6][0] + centre[20][0]) / 2, (centre[6][1] + centre[20][1]) / 2, 0.0]]))[0]
+    x, y = int(round(mid[0])), int(round(mid[1]))
+    assert np.abs(drawn[y - 2:y + 3, x - 2:x + 3].astype(int) - plain[y - 2:y + 3, x - 2:x + 3]).max() > 40
+    client.get("/api/moves?unit=4&ap=1")
+    assert running.companion.overlay_shapes() and all(s.kind == "polygon" for s in running.companion.overlay_shapes())

@@ -22,6 +22,7 @@ def get_attack():
     balance = view.game.balance if view.game is not None else (lambda player: 0)
     a, t = arg_int("attacker"), arg_int("target")
     attacker, target = view.table.unit(a), view.table.unit(t)
+    c.asking.ask("attack", attacker=a, target=t, player=request.args.get("player") or None)
     verdict = attack(view.table, a, t, request.args.get("player") or None, charged=arg_bool("charged"),
                      descent=arg_bool("descent"), suicide=arg_bool("suicide"), warriors=warriors,
                      attacker_balance=balance(attacker.player), defender_balance=balance(target.player))

@@ -103,6 +103,7 @@ def get_card(card_id: int):
         zones = {zone: sorted(map(list, area.squares(rules.board, me.square, side, zone))) for zone in ("move", "attack", "far")}
         zones["charge"] = sorted(map(list, area.charge_reach(rules.board, me.square, side)))
     enemies = [verdict(view, card_id, other) for other, p in placed(view).items() if p.card.player != me.card.player]
+    companion().asking.ask("unit", unit=card_id)
     enemies.sort(key=lambda v: (not v.legal, v.target))
     return jsonify({"card": card_id, "name": me.card.name, "player": me.card.player, "type": me.card.type,
                     "cards": me.card.cards, "level": me.card.level, "terrain": me.card.terrain,
@@ -119,6 +120,8 @@ def get_attack():
     if a == t:
         raise bad("target", "a card cannot attack itself")
     v = verdict(view, a, t, charge=arg_bool("charge"), flank=arg_bool("flank"), far=arg_bool("far"))
+    companion().asking.ask("attack", attacker=a, target=t, charge=arg_bool("charge"), flank=arg_bool("flank"),
+                           far=arg_bool("far"))
     return jsonify(verdict_json(view, v))
 
 

@@ -22,6 +22,7 @@ def get_moves():
     profile = view.profile(request.args.get("player") or unit.player)
     regions = reach(view.table, unit.id, ap, profile, (c.setup.table.width_mm, c.setup.table.depth_mm),
                     squad=arg_bool("squad"))
+    c.asking.ask("moves", unit=unit.id, ap=ap, player=profile.name, squad=arg_bool("squad"))
     return jsonify({"unit": unit.id, "ap": ap, "player": profile.name, "cell_mm": CELL_MM,
                     "regions": [{"ap": r.ap, "area_mm2": round(r.area_mm2), "polygons": [
                         [[round(x, 1), round(y, 1)] for x, y in p] for p in r.polygons]} for r in regions]})

@@ -19,4 +19,7 @@ def list_units():
 
 @bp.get("/units/<int:unit_id>")
 def unit_detail(unit_id: int):
-    return jsonify(companion().view().unit_detail(unit_id, request.args.get("player") or None))
+    c = companion()
+    detail = c.view().unit_detail(unit_id, request.args.get("player") or None)
+    c.asking.ask("unit", unit=unit_id, player=request.args.get("player") or None)
+    return jsonify(detail)
