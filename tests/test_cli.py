@@ -135,6 +135,7 @@ def test_demo_serves_the_siege_to_a_phone_and_stops_cleanly(tmp_path):
         game = state["game"]
         assert game["mode"] == "siege" and game["round"] == 1 and game["siege_rounds"] == 10
         assert game["units"]["5"] == "skeleton" and game["units"]["20"] == "skeleton"  # the script's casualties
+        assert game["turn"] == "red" and game["ledger"]["ap_die"] == 5  # red's turn, refereed by the camera
         assert "position error over all frames" in text
     finally:
         proc.send_signal(signal.SIGINT)

@@ -12,7 +12,7 @@ import math
 import threading
 from dataclasses import dataclass, field
 
-from companion.rules.knight.game import IllegalEvent, UnitDied
+from companion.rules.knight.game import IllegalEvent, StartTurn, UnitDied
 from companion.synth import battlefield
 from companion.synth.siege import base_scene, casualties, siege_scene, siege_setup
 from companion.vision.sources import Frame, SyntheticSource
@@ -47,6 +47,8 @@ class DemoScript:
         worst = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in seen if m.id in truth]
         if snapshot.registered_now:
             self.errors_mm += worst
+        if frame.index == 1 and snapshot.registered_now:
+            self._roll(snapshot)
         for c in casualties(self.frames):
             if c.frame == frame.index:
                 self._died(c.unit, c.cause)
@@ -63,6 +65,15 @@ class DemoScript:
                 print(f"script done: position error over all frames median {e[len(e) // 2]:.2f} mm, max {e[-1]:.2f} mm "
                       f"(against the synthetic truth); still serving, Ctrl-C to stop", flush=True)
             self.done.set()
+
+    def _roll(self, snapshot: Snapshot) -> None:
+        """The attackers enter their dice as the march begins: the camera referees their turn from here
+        (the phone's game panel shows its ledger as the units advance)."""
+        store = self.server.store if self.server else None
+        if store is None or store.game is None or store.game.events:
+            return  # a resumed game goes on as it was
+        store.push(StartTurn("red", 5, 2, 3), {"state": snapshot.state.to_json()})
+        print("  the players enter red's dice: black 5, red 2, white 3 (the camera referees the turn)", flush=True)
 
     def _died(self, unit: int, cause: str) -> None:
         store = self.server.store if self.server else None
