@@ -4,6 +4,34 @@
 "use strict";
 
 const FG = { board: null, card: null, gameKey: "" };
+
+// The engagement's panel: this rule system's own part of the page, put in before the units list.
+document.querySelector("main").insertBefore(document.createRange().createContextualFragment(`
+<section id="forgod" class="card" hidden>
+    <h2 id="fg-title">Engagement</h2>
+    <p id="fg-line"></p>
+    <p id="fg-winner" class="winner" hidden></p>
+    <p id="fg-army"></p>
+    <form id="fg-reaction" hidden>
+      <span>Reaction roll (d10 each):</span>
+      <span id="fg-rolls"></span>
+      <button type="submit">Start the round</button>
+    </form>
+    <form id="fg-act" hidden>
+      <label>Card <select id="fg-card"></select></label>
+      <label>Action <select id="fg-action"></select></label>
+      <label>Target <select id="fg-target"></select></label>
+      <button type="submit">Play the turn</button>
+    </form>
+    <ul id="fg-due" class="verdicts"></ul>
+    <div class="row wrap">
+      <button id="fg-new" type="button">New engagement</button>
+      <button id="fg-undo" type="button" class="secondary">Undo</button>
+    </div>
+    <h3>Log</h3>
+    <ol id="fg-log" class="log"></ol>
+  </section>
+`), $("units").closest("section"));
 const ZONE_FILL = { move: "#42a5f555", attack: "#ef535066", far: "#ffa72666" };
 
 function fgSide(player) { return FG.board ? FG.board.players.indexOf(player) : -1; }
