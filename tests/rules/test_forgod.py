@@ -275,7 +275,6 @@ def test_mode_limits(mode, level, limit, units):
     (card(1, "ana", terrain="sea"), "minis[0].terrain: unknown terrain"),
     (card(1, "ana", armour="yes"), "minis[0].armour: must be true or false"),
     (card(1, "ana", attack=1.5), "minis[0].attack: must be a whole number"),
-    ('[[minis]]\nid = 1\nname = "x"\n', "minis[0].player: card 1 needs a player"),
     ('[[players]]\nname = "cy"\n', "players: F0R60D is played by exactly two [[players]], the setup has 3"),
 ])
 def test_bad_forgod_setups_name_the_key(text, key):
@@ -369,3 +368,9 @@ def test_commands_bad_input(files, tmp_path):
     knight.write_text(BASE.replace('name = "forgod"', 'name = "knight"').split("[forgod]")[0])
     p = run("army", "--setup", str(knight), ok=False)
     assert p.returncode == 2 and "ruleset.name" in p.stderr
+
+
+def test_a_card_without_a_player_is_an_army_problem_not_a_setup_error():
+    s = parse_setup(tomllib.loads(BASE + '[[minis]]\nid = 1\nname = "x"\n' + card(2, "ana", commander=True)
+                                  + card(3, "bo", commander=True)), "f.toml")
+    assert check_army(s.rules).problems == ("card 1 (x, minis[0]) has no player (one of ana, bo)",)

@@ -40,7 +40,8 @@ def _label(card: Card) -> str:
 def check_army(rules: Forgod) -> ArmyCheck:
     limit = PC_LIMITS[rules.mode][LEVELS.index(rules.level)]
     max_units = UNIT_LIMITS[rules.mode]
-    problems: list[str] = []
+    problems: list[str] = [f"{_label(c)} has no player (one of {', '.join(rules.players)})"
+                           for c in rules.cards if c.player not in rules.players]
     pc_total, units = {}, {}
     for player in rules.players:
         mine = [c for c in rules.cards if c.player == player]

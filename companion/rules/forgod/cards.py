@@ -152,11 +152,6 @@ def read_setup(setup: Setup, problem: Problem) -> Forgod:
     if len(names) != 2:
         problem("players", f"F0R60D is played by exactly two [[players]], the setup has {len(names)}"
                 + (f" ({', '.join(names)})" if names else ""))
-    cards = []
-    for i, m in enumerate(setup.minis):
-        where = f"minis[{i}]"
-        if not m.player:
-            problem(f"{where}.player", f"card {m.id} needs a player (one of {', '.join(names) or 'the two [[players]]'})")
-        cards.append(_card(m, where, problem))
+    cards = [_card(m, f"minis[{i}]", problem) for i, m in enumerate(setup.minis)]  # a card with no player: army says so
     players = (names + ("", ""))[:2] if len(names) != 2 else names
     return Forgod(board, mode, level, players, tuple(cards), areas)
