@@ -188,7 +188,7 @@ class ForgodGame:
 
     def _may_act(self, s: "_Replay", player: str) -> list[int]:
         cards = self._alive(s, player)
-        if s.round == 1:
+        if s.round == 1 and any(c.commander for c in cards):  # (an army without one: the army check says so)
             cards = [c for c in cards if c.commander]
         left = [c.id for c in cards if c.id not in s.acted.get(player, [])]
         return left or [c.id for c in cards]  # everyone has acted: a new cycle

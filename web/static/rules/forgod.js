@@ -34,7 +34,6 @@ document.querySelector("main").insertBefore(document.createRange().createContext
 `), $("units").closest("section"));
 const ZONE_FILL = { move: "#42a5f555", attack: "#ef535066", far: "#ffa72666" };
 
-function fgSide(player) { return FG.board ? FG.board.players.indexOf(player) : -1; }
 
 RULES.drawUnder = (svg) => {
   if (!FG.board) return;
