@@ -171,7 +171,7 @@ def template_attack(table: Table, attacker_id: int, target_id: int | None = None
     """
     attacker = table.unit(attacker_id)
     if target_id is None and point_mm is None:
-        raise InputError("--target: the Main Target (or --point X,Y for no-target ammunition)")
+        raise InputError("target: the Main Target (or a table point for no-target ammunition)")
     target = table.unit(target_id) if target_id is not None else None
     centre = target.centre if target is not None else point_mm
     if target is not None:

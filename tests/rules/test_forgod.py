@@ -357,7 +357,7 @@ def test_commands_json(files):
 def test_commands_bad_input(files, tmp_path):
     setup, state = files
     p = run("attack", "--setup", setup, "--state", state, "--attacker", "1", "--target", "9", "--json", ok=False)
-    assert p.returncode == 3 and p.stderr.count("\n") == 1 and "--target: no card 9" in p.stderr
+    assert p.returncode == 3 and p.stderr.count("\n") == 1 and "target: no card 9" in p.stderr
     p = run("odds", "--attack", "1", "--evasion", "0", "--hp", "0", ok=False)
     assert p.returncode == 3 and "--hp" in p.stderr
     bad = tmp_path / "bad.toml"

@@ -376,3 +376,24 @@ def test_the_host_screen_draws_what_a_phone_asks_about(running):
     assert np.abs(drawn[y - 2:y + 3, x - 2:x + 3].astype(int) - plain[y - 2:y + 3, x - 2:x + 3]).max() > 40
     client.get("/api/moves?unit=4&ap=1")
     assert running.companion.overlay_shapes() and all(s.kind == "polygon" for s in running.companion.overlay_shapes())
+
+
+def test_api_errors_are_json_sentences_naming_the_field(running):
+    client = running.client()
+    post = lambda path, body=None: running.post(client, path, body)  # noqa: E731
+    r = client.get("/api/attack?attacker=4&target=4")
+    assert r.status_code == 400 and "--" not in r.get_json()["error"]  # no command-line flag in an API answer
+    r = post("/api/game", {"mode": "siege", "castle_holder": "nobody"})
+    assert r.status_code == 400 and r.get_json()["field"] == "castle_holder" and r.get_json()["error"].count("castle_holder") == 1
+    post("/api/game", {"mode": "siege", "castle_holder": "blue"})
+    r = post("/api/game/roll", {"black": 3, "red": 2, "white": 1, "blak": 4})
+    assert r.status_code == 400 and r.get_json()["field"] == "blak"
+    post("/api/game/roll", {"black": 3, "red": 2, "white": 1})
+    r = post("/api/game/events", {"kind": "spend", "die": "black", "amount": 1, "n": 2})
+    assert r.status_code == 400 and r.get_json()["field"] == "n" and "__init__" not in r.get_json()["error"]
+    r = client.get("/api/log?limit=abc")
+    assert r.status_code == 400 and r.get_json()["field"] == "limit"
+    assert len(client.get("/api/log?limit=1").get_json()["events"]) == 1
+    r = client.post("/api/game/roll", data=b"x" * (200 * 1024), headers={"X-Companion-Token": running.companion.csrf,
+                                                                          "Content-Type": "application/json"})
+    assert r.status_code == 413 and r.is_json and r.get_json()["field"] == "body"

@@ -44,10 +44,15 @@ def arg_bool(name: str) -> bool:
     raise bad(name, f"{raw!r}: true or false")
 
 
-def body() -> dict:
+def body(allowed: set[str] | None = None) -> dict:
+    """The request's JSON object; with `allowed`, a key outside it is a 400 naming it."""
     data = request.get_json(silent=True)
     if not isinstance(data, dict):
         raise ApiError(400, "body: a JSON object (Content-Type: application/json)", "body")
+    if allowed is not None:
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise bad(unknown[0], f"unknown field (known: {', '.join(sorted(allowed))})")
     return data
 
 
@@ -77,6 +82,13 @@ def register(app: Flask) -> None:
     def not_found(exc) -> tuple[Response, int] | Response:
         if request.path.startswith("/api/"):
             return jsonify({"error": f"no such endpoint: {request.path}"}), 404
+        return exc
+
+    @app.errorhandler(413)
+    def too_large(exc) -> tuple[Response, int] | Response:
+        if request.path.startswith("/api/"):
+            limit = app.config.get("MAX_CONTENT_LENGTH") or 0
+            return jsonify({"error": f"body: over {limit // 1024} kB", "field": "body"}), 413
         return exc
 
     @app.errorhandler(405)

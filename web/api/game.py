@@ -123,7 +123,7 @@ def _store(c: Companion):
 def new_game():
     c = companion()
     store = _store(c)
-    data = body()
+    data = body({"mode", "castle_holder", "force"})
     mode = data.get("mode", "siege")
     if not isinstance(mode, str) or mode not in g.MODES:
         raise bad("mode", f"one of {', '.join(g.MODES)}")
@@ -132,7 +132,8 @@ def new_game():
     try:
         store.new(mode, data.get("castle_holder"))
     except ValueError as exc:
-        raise bad("castle_holder" if "castle" in str(exc) else "mode", str(exc)) from None
+        field = "castle_holder" if "castle" in str(exc) else "mode"
+        raise bad(field, str(exc).removeprefix(f"{field}: ")) from None
     return jsonify(game_json(c))
 
 
@@ -153,7 +154,7 @@ def _seen_now(c: Companion, with_ledger: bool = False) -> dict:
 @bp.post("/game/roll")
 def roll():
     c = companion()
-    data = body()
+    data = body({"player", "black", "red", "white"})
     game = _store(c).game
     player = data.get("player") or (game.next_player if game is not None else None)
     dice = {}
@@ -167,10 +168,12 @@ def roll():
 
 @bp.post("/game/events")
 def push_event():
+    data = body()
     try:
-        event = event_or_error(body())
+        event = event_or_error(data)
     except ValueError as exc:
-        raise bad("kind", str(exc)) from None
+        key = str(exc).split(":")[0]
+        raise bad(key, str(exc).removeprefix(f"{key}: ")) if key in data and key != "kind" else bad("kind", str(exc)) from None
     return _push(event)
 
 

@@ -98,13 +98,13 @@ def attack(rules: Forgod, placed: dict[int, Placed], attacker_id: int, target_id
            guarded_by: int | None = None) -> Verdict:
     """`effects`: the engagement's standing modifiers (ForgodGame.effects: shields, charges under way,
     covered charges); `guarded_by`: the royal guard in front of the target commander, if any."""
-    for role, card_id in (("--attacker", attacker_id), ("--target", target_id)):
+    for role, card_id in (("attacker", attacker_id), ("target", target_id)):
         if card_id not in placed:
             known = sorted(placed)
             raise InputError(f"{role}: card {card_id} is not on the table (cards seen: {known})"
                              if rules.card(card_id) else f"{role}: no card {card_id} in the setup's [[minis]]")
     if attacker_id == target_id:
-        raise InputError("--target: a card cannot attack itself")
+        raise InputError("target: a card cannot attack itself")
     a, t = placed[attacker_id], placed[target_id]
     ac, tc = a.card, t.card
     powers = ac.type == "power" or tc.type == "power"  # powers: no terrain rules

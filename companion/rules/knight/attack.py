@@ -222,7 +222,7 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
            defender_balance: int = 0, descent: bool = False) -> AttackVerdict:
     attacker, target = table.unit(attacker_id), table.unit(target_id)
     if attacker_id == target_id:
-        raise InputError("--target: a unit cannot attack itself")
+        raise InputError("target: a unit cannot attack itself")
     if warriors is not None and warriors < 1:
         raise InputError("--warriors: the white die shows 1 to 6")
     profile = table.player(player or attacker.player) if (player or attacker.player) else PlayerSpec("table")

@@ -118,6 +118,10 @@ def event_from_json(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES.get(data.pop("kind", None))
     if cls is None:
         raise ValueError(f"unknown event kind (one of {', '.join(EVENT_TYPES)})")
+    known = {f.name for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            raise ValueError(f"{key}: not a field of {cls.kind} (fields: {', '.join(sorted(known))})")
     if cls is Convert and isinstance(data.get("swap"), list):
         data["swap"] = tuple(data["swap"])
     hints = get_type_hints(cls)
