@@ -154,45 +154,38 @@ def cmd_print_markers(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_print_hexmat(args: argparse.Namespace) -> int:
-    from calibration.printing import hexmat_pages
+def _print_tiled(args: argparse.Namespace, stem: str, pages: list) -> int:
+    """A map printed over several sheets: STEM.pdf and one STEM-N.svg a sheet in --out."""
     from calibration.vector import to_pdf, to_svg
     from companion.files import write_bytes_atomic, write_text_atomic
+
+    out = Path(args.out)
+    write_bytes_atomic(out / f"{stem}.pdf", to_pdf(pages))
+    for k, page in enumerate(pages, start=1):
+        write_text_atomic(out / f"{stem}-{k}.svg", to_svg(page))
+    if args.json:
+        _print_json({"pdf": str(out / f"{stem}.pdf"), "pages": len(pages)})
+    else:
+        print(f"wrote {out / (stem + '.pdf')} ({len(pages)} sheets): print at 100%, align the crosses")
+    return 0
+
+
+def cmd_print_hexmat(args: argparse.Namespace) -> int:
+    from calibration.printing import hexmat_pages
     from companion.rules.contienda import grid_of
     from companion.setup_file import load_setup
 
-    setup = load_setup(args.setup)
-    pages = hexmat_pages(grid_of(setup), args.paper)
-    out = Path(args.out)
-    write_bytes_atomic(out / "hexmat.pdf", to_pdf(pages))
-    for k, page in enumerate(pages, start=1):
-        write_text_atomic(out / f"hexmat-{k}.svg", to_svg(page))
-    if args.json:
-        _print_json({"pdf": str(out / "hexmat.pdf"), "pages": len(pages)})
-    else:
-        print(f"wrote {out / 'hexmat.pdf'} ({len(pages)} sheets): print at 100%, align the crosses")
-    return 0
+    return _print_tiled(args, "hexmat", hexmat_pages(grid_of(load_setup(args.setup)), args.paper))
 
 
 def cmd_print_battlefield(args: argparse.Namespace) -> int:
     from calibration.printing import battlefield_pages
-    from calibration.vector import to_pdf, to_svg
     from companion.commands import require_ruleset
-    from companion.files import write_bytes_atomic, write_text_atomic
     from companion.setup_file import load_setup
 
     setup = load_setup(args.setup)
     require_ruleset(setup, "forgod", "print battlefield")
-    pages = battlefield_pages(setup.rules.board, setup.rules.players, args.paper)
-    out = Path(args.out)
-    write_bytes_atomic(out / "battlefield.pdf", to_pdf(pages))
-    for k, page in enumerate(pages, start=1):
-        write_text_atomic(out / f"battlefield-{k}.svg", to_svg(page))
-    if args.json:
-        _print_json({"pdf": str(out / "battlefield.pdf"), "pages": len(pages)})
-    else:
-        print(f"wrote {out / 'battlefield.pdf'} ({len(pages)} sheets): print at 100%, align the crosses")
-    return 0
+    return _print_tiled(args, "battlefield", battlefield_pages(setup.rules.board, setup.rules.players, args.paper))
 
 
 def cmd_print_board(args: argparse.Namespace) -> int:

@@ -43,6 +43,23 @@ def _siege_frames():
     return _CACHE["base"], _CACHE["setup"], _CACHE["folder"], _CACHE["scene"]
 
 
+_BATTLEFIELDS: dict = {}
+
+
+def battlefield_frames(frame: int) -> tuple:
+    """(setup, folder with frame `frame` of the 30-frame F0R60D demo script as PNG), rendered once."""
+    if frame not in _BATTLEFIELDS:
+        import tempfile
+
+        from companion.synth import battlefield
+
+        base = battlefield.base_scene()
+        folder = Path(tempfile.mkdtemp(prefix="battlefield-"))
+        cv2.imwrite(str(folder / "frame.png"), Renderer().render(battlefield.battlefield_scene(base, frame, 30)))
+        _BATTLEFIELDS[frame] = (battlefield.battlefield_setup(base), folder)
+    return _BATTLEFIELDS[frame]
+
+
 def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition"):
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from companion.vision.sources import LoopingSource, open_source
-from tests.web.conftest import variant, wait_for
+from tests.web.conftest import battlefield_frames, variant, wait_for
 from web.server import CompanionServer, ServeOptions
 
 pytestmark = pytest.mark.slow
@@ -196,22 +196,8 @@ def test_infinity_template_on_the_map_with_odds_per_trooper(browser, siege, tmp_
         assert phone.errors == []
 
 
-@pytest.fixture(scope="module")
-def battlefield_frames(tmp_path_factory):
-    """A late frame of the F0R60D demo script on disk, and its setup."""
-    import cv2
-
-    from companion.synth import battlefield
-    from companion.synth.render import Renderer
-
-    base = battlefield.base_scene()
-    folder = tmp_path_factory.mktemp("battlefield")
-    cv2.imwrite(str(folder / "frame.png"), Renderer().render(battlefield.battlefield_scene(base, 29, 30)))
-    return battlefield.battlefield_setup(base), folder
-
-
-def test_forgod_squares_areas_verdicts_and_turns_on_the_phone(browser, battlefield_frames, tmp_path):
-    setup, folder = battlefield_frames
+def test_forgod_squares_areas_verdicts_and_turns_on_the_phone(browser, tmp_path):
+    setup, folder = battlefield_frames(29)  # a late frame of the demo script: the lord turned to flank
     server = _server(setup, folder, tmp_path)
     phone = Phone(browser, server)
     page = phone.page

@@ -3,20 +3,12 @@ disk, bad input 400 naming the field, declarations the camera contradicts 409.""
 
 import pytest
 
-from tests.web.conftest import Running
+from tests.web.conftest import Running, battlefield_frames
 
 
 @pytest.fixture(scope="module")
-def battlefield(tmp_path_factory):
-    import cv2
-
-    from companion.synth import battlefield
-    from companion.synth.render import Renderer
-
-    base = battlefield.base_scene()
-    folder = tmp_path_factory.mktemp("battlefield")
-    cv2.imwrite(str(folder / "frame.png"), Renderer().render(battlefield.battlefield_scene(base, 0, 30)))
-    return battlefield.battlefield_setup(base), folder
+def battlefield():
+    return battlefield_frames(0)  # the cards where the script starts
 
 
 @pytest.fixture
