@@ -140,7 +140,11 @@ class CameraLoop:
     def _set_status(self, status: CameraStatus) -> None:
         self._status = status
         last = self.hub.latest()
-        self.hub.publish(replace(last, seq=last.seq + 1, camera=status))
+        if status.state == "ok":
+            self.hub.publish(replace(last, seq=last.seq + 1, camera=status))
+        else:  # no frame now: nothing is registered now (the last state stays, with its age)
+            self.hub.publish(replace(last, seq=last.seq + 1, camera=status, registered_now=False,
+                                     reason=f"no frame: the camera is {status.state}"))
 
     def _lost(self, message: str, failures: int) -> int:
         wait = BACKOFF_S[min(failures, len(BACKOFF_S) - 1)]

@@ -80,6 +80,7 @@ def test_a_lost_camera_is_reconnected_with_backoff_and_the_last_state_kept(siege
         wait_for(lambda: hub.latest().camera.state == "reconnecting", what="the camera to be reported lost")
         lost = hub.latest()
         assert lost.state.registered and "trying again" in lost.camera.message  # the last state stays
+        assert not lost.registered_now and "camera is reconnecting" in lost.reason  # but nothing is registered now
         wait_for(lambda: len(opened) >= 3, timeout_s=10, what="reconnection attempts")
     finally:
         loop.stop()
