@@ -22,22 +22,23 @@ ASKING_FOR_S = 60.0  # a question stays drawn on the host screen this long after
 
 
 class Asking:
-    """The last question a phone asked about the table (an attack, moves, a unit), for the host
-    screen to draw, so the whole table sees what the phone shows."""
+    """The answer a phone was last given (an attack, moves, a unit) as shapes for the host screen to
+    draw, so the whole table sees what the phone shows. Drawn as computed for the phone: the camera
+    thread draws, it never computes a rules answer."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._last: tuple[float, str, dict[str, Any]] | None = None
+        self._last: tuple[float, tuple[Any, ...]] | None = None
 
-    def ask(self, kind: str, **params: Any) -> None:
+    def show(self, shapes: list) -> None:
         with self._lock:
-            self._last = (time.monotonic(), kind, params)
+            self._last = (time.monotonic(), tuple(shapes))
 
-    def last(self) -> tuple[str, dict[str, Any]] | None:
+    def shapes(self) -> tuple[Any, ...]:
         with self._lock:
             if self._last is None or time.monotonic() - self._last[0] > ASKING_FOR_S:
-                return None
-            return self._last[1], dict(self._last[2])
+                return ()
+            return self._last[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,14 +62,8 @@ class Companion:
         return web_rules(self.setup.ruleset)
 
     def overlay_shapes(self) -> tuple:
-        """What the last question looks like on the table (vision.draw Shapes), for the host screen."""
-        asked = self.asking.last()
-        if asked is None or self.rules.overlay is None:
-            return ()
-        try:
-            return tuple(self.rules.overlay(self.view(), *asked))
-        except ValueError:  # the unit asked about left the table meanwhile
-            return ()
+        """What the last answer looks like on the table (vision.draw Shapes), for the host screen."""
+        return self.asking.shapes()
 
     def view(self) -> TableView:
         game = self.store.game if self.store is not None else None

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from companion.rules.knight.attack import AttackVerdict, attack
+from companion.rules.knight.attack import AttackVerdict, attack, range_mm
+from companion.rules.knight.measure import in_hands_and_fingers
 from companion.rules.table import Unit
+from companion.vision.draw import Shape
 from web.api import arg_bool, arg_int
+from web.compose import TableView
 from web.context import companion
+
+GOOD_BGR, BAD_BGR, FULL_BGR, PARTIAL_BGR, NOTHING_BGR = (60, 200, 60), (60, 60, 230), (40, 40, 220), (0, 170, 255), (170, 170, 170)
+REACH_BGR = (230, 200, 60)
 
 bp = Blueprint("attack", __name__)
 
@@ -22,11 +28,33 @@ def get_attack():
     balance = view.game.balance if view.game is not None else (lambda player: 0)
     a, t = arg_int("attacker"), arg_int("target")
     attacker, target = view.table.unit(a), view.table.unit(t)
-    c.asking.ask("attack", attacker=a, target=t, player=request.args.get("player") or None)
     verdict = attack(view.table, a, t, request.args.get("player") or None, charged=arg_bool("charged"),
                      descent=arg_bool("descent"), suicide=arg_bool("suicide"), warriors=warriors,
                      attacker_balance=balance(attacker.player), defender_balance=balance(target.player))
+    c.asking.show(attack_shapes(view, verdict, request.args.get("player") or None))
     return jsonify(verdict_json(verdict, target))
+
+
+def attack_shapes(view: TableView, v: AttackVerdict, player: str | None) -> list[Shape]:
+    """The verdict on the table, for the host screen: the line of attack (green: can attack), the
+    blocks crossing it coloured by what they give (red full, amber partial, grey nothing), the range."""
+    a, t = view.table.unit(v.attacker), view.table.unit(v.target)
+    shapes = [Shape("line", (a.centre, t.centre), GOOD_BGR if v.legal else BAD_BGR,
+                    label="can attack" if v.legal else "cannot attack")]
+    colours = {"full": FULL_BGR, "partial": PARTIAL_BGR, "none": NOTHING_BGR}
+    shapes += [Shape("polygon", tuple(b.footprint_mm), colours[b.kind], label=f"B{b.id} {b.kind}",
+                     height_mm=b.height_mm) for b in v.cover.blocks]
+    return shapes + range_shapes(view, a, player)
+
+
+def range_shapes(view: TableView, unit: Unit, player: str | None) -> list[Shape]:
+    """A unit's attack range as a circle, in the acting player's hand."""
+    profile = view.profile(player or unit.player)
+    reach_mm = range_mm(unit.unit_class, profile)
+    if not reach_mm:
+        return []
+    return [Shape("circle", (unit.centre,), REACH_BGR, radius_mm=reach_mm + unit.base_radius_mm,
+                  label=f"{unit.id} range {in_hands_and_fingers(reach_mm, profile).text}")]
 
 
 def verdict_json(verdict: AttackVerdict, target: Unit) -> dict:

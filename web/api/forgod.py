@@ -26,6 +26,7 @@ from companion.rules.forgod.checks import KINDS, cross_check, placement_problems
 from companion.rules.forgod.game import Act, ForgodGame, event_from_json
 from companion.rules.forgod.odds import attack_odds, check_odds
 from companion.rules.forgod.squares import Placed, cells_json, place
+from companion.vision.draw import Shape
 from web.api import ApiError, arg_bool, arg_int, bad, body
 from web.compose import TableView
 from web.context import Companion, companion
@@ -103,7 +104,7 @@ def get_card(card_id: int):
         zones = {zone: sorted(map(list, area.squares(rules.board, me.square, side, zone))) for zone in ("move", "attack", "far")}
         zones["charge"] = sorted(map(list, area.charge_reach(rules.board, me.square, side)))
     enemies = [verdict(view, card_id, other) for other, p in placed(view).items() if p.card.player != me.card.player]
-    companion().asking.ask("unit", unit=card_id)
+    companion().asking.show(card_shapes(view, card_id))
     enemies.sort(key=lambda v: (not v.legal, v.target))
     return jsonify({"card": card_id, "name": me.card.name, "player": me.card.player, "type": me.card.type,
                     "cards": me.card.cards, "level": me.card.level, "terrain": me.card.terrain,
@@ -120,9 +121,32 @@ def get_attack():
     if a == t:
         raise bad("target", "a card cannot attack itself")
     v = verdict(view, a, t, charge=arg_bool("charge"), flank=arg_bool("flank"), far=arg_bool("far"))
-    companion().asking.ask("attack", attacker=a, target=t, charge=arg_bool("charge"), flank=arg_bool("flank"),
-                           far=arg_bool("far"))
+    companion().asking.show(attack_shapes(view, v))
     return jsonify(verdict_json(view, v))
+
+
+def card_shapes(view: TableView, card_id: int) -> list[Shape]:
+    """A card's attack area on the table, for the host screen."""
+    rules: Forgod = view.setup.rules
+    card = placed(view).get(card_id)
+    if card is None or card.square is None:
+        return []
+    area = rules.areas[card.card.type]
+    squares = area.squares(rules.board, card.square, rules.side_of_player(card.card.player), "attack")
+    return [Shape("polygon", rules.board.corners(sq), (0, 170, 255)) for sq in sorted(squares)]
+
+
+def attack_shapes(view: TableView, v: Verdict) -> list[Shape]:
+    """The verdict on the table: the attacker's area, the line to the target and its square (green: legal)."""
+    target = placed(view)[v.target]
+    if target.square is None:
+        return card_shapes(view, v.attacker)
+    colour = (60, 200, 60) if v.legal else (60, 60, 230)
+    a = next(u.centre for u in view.table.units if u.id == v.attacker)
+    t = next(u.centre for u in view.table.units if u.id == v.target)
+    return card_shapes(view, v.attacker) + [
+        Shape("line", (a, t), colour, label="can attack" if v.legal else "cannot attack"),
+        Shape("polygon", view.setup.rules.board.corners(target.square), colour)]
 
 
 @bp.get("/forgod/odds")

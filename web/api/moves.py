@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from companion.rules.knight.moves import CELL_MM, reach
+from companion.rules.knight.moves import CELL_MM, Region, reach
+from companion.vision.draw import Shape
 from web.api import arg_bool, arg_int
+from web.api.attack import REACH_BGR
 from web.context import companion
+
+MAX_REGION_RECTS = 400  # a region drawn on the host screen: its rectangles, at most this many
 
 bp = Blueprint("moves", __name__)
 
@@ -22,7 +26,12 @@ def get_moves():
     profile = view.profile(request.args.get("player") or unit.player)
     regions = reach(view.table, unit.id, ap, profile, (c.setup.table.width_mm, c.setup.table.depth_mm),
                     squad=arg_bool("squad"))
-    c.asking.ask("moves", unit=unit.id, ap=ap, player=profile.name, squad=arg_bool("squad"))
+    c.asking.show(region_shapes(regions))
     return jsonify({"unit": unit.id, "ap": ap, "player": profile.name, "cell_mm": CELL_MM,
                     "regions": [{"ap": r.ap, "area_mm2": round(r.area_mm2), "polygons": [
                         [[round(x, 1), round(y, 1)] for x, y in p] for p in r.polygons]} for r in regions]})
+
+
+def region_shapes(regions: list[Region]) -> list[Shape]:
+    """The region reached with all the AP, for the host screen."""
+    return [Shape("polygon", tuple(p), REACH_BGR) for p in regions[-1].polygons[:MAX_REGION_RECTS]] if regions else []

@@ -20,6 +20,8 @@ def list_units():
 @bp.get("/units/<int:unit_id>")
 def unit_detail(unit_id: int):
     c = companion()
-    detail = c.view().unit_detail(unit_id, request.args.get("player") or None)
-    c.asking.ask("unit", unit=unit_id, player=request.args.get("player") or None)
+    view = c.view()
+    detail = view.unit_detail(unit_id, request.args.get("player") or None)
+    if c.rules.unit_overlay is not None:
+        c.asking.show(c.rules.unit_overlay(view, unit_id, request.args.get("player") or None))
     return jsonify(detail)

@@ -34,8 +34,8 @@ class WebRules:
     unit_json: "Callable[[TableView, Unit, PlayerSpec], dict] | None" = None  # its part of /api/units/<id>
     game_json: "Callable[[Companion], dict] | None" = None  # /api/game and the state's `game`
     script: str | None = None  # static file drawing its layer on the phone page
-    # The last question a phone asked (kind, its parameters) as shapes over the host's camera view.
-    overlay: "Callable[[TableView, str, dict], list] | None" = None
+    # A tapped unit (id, acting player) as shapes over the host's camera view (its range, its area).
+    unit_overlay: "Callable[[TableView, int, str | None], list] | None" = None
 
 
 @cache
