@@ -198,47 +198,43 @@ class Locator:
             # square is the pose's two-fold ambiguity, not the marker (a true tilt of 30 deg and
             # more foreshortens it by 80 mm and more of apparent height; 45 deg, some 180 mm).
             measured = replace(measured, tilt_deg=0.0)
-        if spec is not None and det.refined[row] and measured.tilt_deg >= TILTED_DEG \
-                and det.fit_residual[row] < TILTED_MAX_RESIDUAL \
-                and (known_height or measured.z_mm < -IMPOSSIBLE_BELOW_MM):
+        tilted = spec is not None and bool(det.refined[row]) and measured.tilt_deg >= TILTED_DEG \
+            and det.fit_residual[row] < TILTED_MAX_RESIDUAL and (known_height or measured.z_mm < -IMPOSSIBLE_BELOW_MM)
+        if tilted:
             # A clean square seen steeply tilted (a mini knocked over, a curled card): foreshortened,
             # its size says nothing of its height. Placed at the height it is known to stand at
             # (the setup's default only when its size would put it under the table), with its
             # tilt (over 45 deg: a knocked-over candidate for the rules).
-            height = expected_z
-            mp = locate_horizontal_marker(corners, side, pose, camera.focal_px, height, fit)
-            placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,
-                               name=spec.name, player=spec.player, tilt_deg=measured.tilt_deg,
-                               confidence=confidence_from(mp, True, 0.0), height_source="setup",
-                               z_sigma_mm=ROSTER_SIGMA_MM)
-            return "mini", placed, measured
-        if measured.z_mm < -IMPOSSIBLE_BELOW_MM:
+            mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, expected_z, fit), "setup"
+            sigma = ROSTER_SIGMA_MM
+        elif measured.z_mm < -IMPOSSIBLE_BELOW_MM:
             # Far too small for its id: a few pixels of grid or paint decoded as a marker (the
             # pattern fit cannot tell at 1 px a module), not a mini under the table.
             return "misread", marker_id, measured.z_mm
-        mp, source = measured, "frame"
-        sigma = height_sigma_mm(mean_side_px(det.corners_px[row]), float(pose.camera_centre_mm[2]),
-                                float(det.fit_residual[row]))
-        if not det.refined[row]:
-            sigma *= UNREFINED_SIGMA_FACTOR
-        # A trimmed print (felt or wood right beyond the margin) leaks dark into the fit: heights
-        # err a third more than its residual says (956 bench minis, four cameras and levels).
-        sigma *= 1 + 0.6 * min(float(det.margin_dark[row]), 0.5)
-        if marker_id in known_z_mm:
-            mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id], fit), \
-                "learned"
-            sigma = LEARNED_SIGMA_MM
-        elif spec is not None and spec.height_given:
-            fused = fuse_roster_height(measured.z_mm, sigma, spec.marker_height)
-            if fused is not None:
-                mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, fused, fit), "fused"
-                sigma = 1 / math.hypot(1 / sigma, 1 / ROSTER_SIGMA_MM)
-            elif measured.z_mm < -3 * sigma - 2.0:
-                # Under the table: the frame's height is wrong, not the mini. The setup's height
-                # (for a mini standing on the table) is the better guess.
-                mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, spec.marker_height, fit), \
-                    "setup"
-                sigma = max(sigma, ROSTER_SIGMA_MM)
+        else:
+            mp, source = measured, "frame"
+            sigma = height_sigma_mm(mean_side_px(det.corners_px[row]), float(pose.camera_centre_mm[2]),
+                                    float(det.fit_residual[row]))
+            if not det.refined[row]:
+                sigma *= UNREFINED_SIGMA_FACTOR
+            # A trimmed print (felt or wood right beyond the margin) leaks dark into the fit: heights
+            # err a third more than its residual says (956 bench minis, four cameras and levels).
+            sigma *= 1 + 0.6 * min(float(det.margin_dark[row]), 0.5)
+            if marker_id in known_z_mm:
+                mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, known_z_mm[marker_id], fit), \
+                    "learned"
+                sigma = LEARNED_SIGMA_MM
+            elif spec is not None and spec.height_given:
+                fused = fuse_roster_height(measured.z_mm, sigma, spec.marker_height)
+                if fused is not None:
+                    mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, fused, fit), "fused"
+                    sigma = 1 / math.hypot(1 / sigma, 1 / ROSTER_SIGMA_MM)
+                elif measured.z_mm < -3 * sigma - 2.0:
+                    # Under the table: the frame's height is wrong, not the mini. The setup's height
+                    # (for a mini standing on the table) is the better guess.
+                    mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, spec.marker_height, fit), \
+                        "setup"
+                    sigma = max(sigma, ROSTER_SIGMA_MM)
         placed = MiniState(id=marker_id, x_mm=mp.x_mm, y_mm=mp.y_mm, z_mm=mp.z_mm, heading_deg=mp.heading_deg,
                            name=spec.name if spec else obj.name, player=spec.player if spec else "",
                            tilt_deg=measured.tilt_deg,
