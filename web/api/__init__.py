@@ -4,10 +4,12 @@ degrees counter-clockwise from +x, epoch seconds."""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from flask import Flask, Response, jsonify, request
 
 from companion.errors import CompanionError
-from companion.rules.knight.game import IllegalEvent
+from companion.rules.events import IllegalEvent
 
 
 class ApiError(Exception):
@@ -54,6 +56,19 @@ def body(allowed: set[str] | None = None) -> dict:
         if unknown:
             raise bad(unknown[0], f"unknown field (known: {', '.join(sorted(allowed))})")
     return data
+
+
+def event_body(decode: Callable[[dict], Any]) -> Any:
+    """A game event from the request's JSON object, or 400 naming the field its decoder names
+    ("amount: ..."), or the kind when the problem is the event as a whole ("spend: ...")."""
+    data = body()
+    try:
+        return decode(data)
+    except ValueError as exc:
+        key, _, reason = str(exc).partition(": ")
+        if not reason or key == data.get("kind"):
+            raise bad("kind", str(exc)) from None
+        raise bad(key, reason) from None
 
 
 def register(app: Flask) -> None:

@@ -27,7 +27,7 @@ from companion.rules.forgod.game import Act, ForgodGame, event_from_json
 from companion.rules.forgod.odds import attack_odds, check_odds
 from companion.rules.forgod.squares import Placed, cells_json, place
 from companion.vision.draw import Shape
-from web.api import ApiError, arg_bool, arg_int, bad, body
+from web.api import ApiError, arg_bool, arg_int, bad, body, event_body
 from web.compose import TableView
 from web.context import Companion, companion
 
@@ -205,12 +205,7 @@ def new_game():
 @bp.post("/forgod/game/events")
 def push_event():
     c = companion()
-    data = body()
-    try:
-        event = event_from_json(data)
-    except ValueError as exc:
-        field = str(exc).split(":")[0]
-        raise bad(field, str(exc).split(": ", 1)[-1]) from None
+    event = event_body(event_from_json)
     if isinstance(event, Act):  # what the camera sees against the declaration
         problems = placement_problems(placed(c.view()), event.action, event.card, event.target)
         if problems:

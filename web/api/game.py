@@ -20,7 +20,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.rules.knight import game as g
-from web.api import ApiError, bad, body
+from web.api import ApiError, bad, body, event_body
 from web.context import Companion, companion
 from web.store import event_or_error
 
@@ -168,13 +168,7 @@ def roll():
 
 @bp.post("/game/events")
 def push_event():
-    data = body()
-    try:
-        event = event_or_error(data)
-    except ValueError as exc:
-        key = str(exc).split(":")[0]
-        raise bad(key, str(exc).removeprefix(f"{key}: ")) if key in data and key != "kind" else bad("kind", str(exc)) from None
-    return _push(event)
+    return _push(event_body(event_or_error))
 
 
 @bp.post("/game/end-turn")
