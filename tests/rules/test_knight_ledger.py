@@ -8,6 +8,7 @@ import pytest
 
 from companion.rules.knight.ledger import angle_between_deg, ledger, move_ap
 from tests.rules.knight_table import RED, block, table, unit
+from tests.rules.test_knight_cli import SETUP  # units 4 and 5 red, 6 blue (a child's hand)
 
 HAND, FINGER = RED.hand_mm, RED.finger_mm  # 178, 20
 
@@ -116,27 +117,6 @@ def test_a_wall_in_the_way_is_priced_as_the_cheapest_path():
     assert led.moves[0].ap == 1 and "around" in led.moves[0].why  # round the 40 mm wall: under 1 hand + 1 finger
 
 
-SETUP = """
-[[anchors]]
-id = 0
-x_mm = 45
-y_mm = 45
-[[players]]
-name = "red"
-[[players]]
-name = "blue"
-hand_mm = 152
-finger_mm = 16
-[[minis]]
-id = 4
-player = "red"
-[[minis]]
-id = 5
-player = "red"
-[[minis]]
-id = 6
-player = "blue"
-"""
 
 
 def test_ledger_command_contract(tmp_path):
