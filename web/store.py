@@ -140,10 +140,9 @@ class GameStore:
     def last_seen(self, kind: str) -> dict | None:
         """What the camera saw with the latest event of this kind (e.g. the table at the turn's start)."""
         with self._lock:
-            for e, seen in self._db.execute("SELECT event, seen FROM events ORDER BY seq DESC"):
-                if json.loads(e).get("kind") == kind:
-                    return json.loads(seen) if seen is not None else None
-            return None
+            row = self._db.execute("SELECT seen FROM events WHERE json_extract(event, '$.kind') = ? "
+                                   "ORDER BY seq DESC LIMIT 1", (kind,)).fetchone()
+            return json.loads(row[0]) if row is not None and row[0] is not None else None
 
     def close(self) -> None:
         with self._lock:
