@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from companion.rules.geometry import point_in_polygon, segment_meets_polygon
 from companion.rules.knight.measure import in_hands_and_fingers
-from companion.rules.knight.moves import cheapest_ap, climb_ap
+from companion.rules.knight.moves import cheapest_ap, path_cost
 from companion.rules.knight.squads import group_of
 from companion.rules.knight.watch import Fortification, fortifications
 from companion.rules.table import Table, Unit
@@ -85,15 +84,12 @@ def _priced(before: Table, unit: Unit, end: tuple[float, float], profile: Player
             bounds_mm: tuple[float, float] | None) -> tuple[int, str]:
     """AP of a unit's move and how it was priced: straight, or where blocks stand in the way, the
     cheapest of climbing over them and walking around (as `knight moves` prices a path)."""
-    d = math.dist(unit.centre, end)
-    walk = move_ap(d, profile)
-    on = {b.id for b in before.blocks if point_in_polygon(unit.centre, b.footprint)}  # ground, not an obstacle
-    crossed = [b for b in before.blocks if b.id not in on and segment_meets_polygon(unit.centre, end, b.footprint)]
-    if not crossed:
+    walk = move_ap(math.dist(unit.centre, end), profile)
+    climbs = path_cost(before, unit, [unit.centre, end], profile).climbs  # the blocks stepped onto, straight
+    if not climbs:
         return walk, "straight"
-    climbs = sum(climb_ap(b, unit) for b in crossed)
-    straight = walk + climbs
-    over = ", ".join(f"block {b.id} +{climb_ap(b, unit)}" for b in crossed)
+    straight = walk + sum(ap for _, ap in climbs)
+    over = ", ".join(f"block {block} +{ap}" for block, ap in climbs)
     around = cheapest_ap(before, unit, (end[0] - unit.centre[0], end[1] - unit.centre[1]), straight, profile,
                          bounds_mm)
     if around is not None and around < straight:
