@@ -14,7 +14,7 @@ from typing import Callable
 
 from importlib import import_module
 
-from companion.commands import load_table, print_json as _print_json
+from companion.commands import load_table, print_json as _print_json, rules_args
 from companion.errors import CompanionError, InputError
 from companion.rules.registry import systems
 from companion.synth import RENDERERS
@@ -106,14 +106,10 @@ def _deg(value: float) -> str:
 
 # --- measure (BodyTape) -----------------------------------------------------------------------------
 
-def _table(args: argparse.Namespace):
-    return load_table(args.setup, args.state)
-
-
 def cmd_measure(args: argparse.Namespace) -> int:
     from companion.rules.knight.measure import measure
 
-    setup, table = _table(args)
+    setup, table = load_table(args.setup, args.state)
     a, b = table.unit(args.from_id), table.unit(args.to_id)
     player = args.player or a.player
     profile = table.player(player) if player else setup.players[0] if setup.players else None
@@ -468,11 +464,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the table state as one JSON object")
     p.add_argument("--draw", metavar="OUT.png", help="write the annotated frame here")
     p.set_defaults(func=cmd_locate)
-
-    def rules_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--setup", required=True, help="the setup file (TOML)")
-        p.add_argument("--state", required=True, help="a table state (the JSON of `companion locate --json`)")
-        p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("measure", help="distance between two units in hands and fingers")
     rules_args(p)
