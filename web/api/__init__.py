@@ -58,6 +58,13 @@ def body(allowed: set[str] | None = None) -> dict:
     return data
 
 
+def game_store(c: Any) -> Any:
+    """The server's saved game (a `web.store.GameStore`), or 409 when this server keeps none."""
+    if c.store is None:
+        raise ApiError(409, "no saved game on this server")
+    return c.store
+
+
 def event_body(decode: Callable[[dict], Any]) -> Any:
     """A game event from the request's JSON object, or 400 naming the field its decoder names
     ("amount: ..."), or the kind when the problem is the event as a whole ("spend: ...")."""

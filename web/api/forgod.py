@@ -27,7 +27,7 @@ from companion.rules.forgod.game import Act, ForgodGame, event_from_json
 from companion.rules.forgod.odds import attack_odds, check_odds
 from companion.rules.forgod.squares import Placed, cells_json, place
 from companion.vision.draw import Shape
-from web.api import ApiError, arg_bool, arg_int, bad, body, event_body
+from web.api import ApiError, arg_bool, arg_int, bad, body, event_body, game_store as _store
 from web.compose import TableView
 from web.context import Companion, companion
 
@@ -180,12 +180,6 @@ def get_cross():
 @bp.get("/forgod/army")
 def get_army():
     return jsonify(check_army(_rules(companion())).to_json())
-
-
-def _store(c: Companion):
-    if c.store is None:
-        raise ApiError(409, "no saved engagement on this server")
-    return c.store
 
 
 @bp.post("/forgod/game")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.rules.knight import game as g
-from web.api import ApiError, bad, body, event_body
+from web.api import ApiError, bad, body, event_body, game_store as _store
 from web.context import Companion, companion
 from web.store import event_or_error
 
@@ -111,12 +111,6 @@ def camera_control(c: Companion) -> dict[str, str | None]:
     from web.rulesets.knight import controls
 
     return {ctl.kind: ctl.controller for ctl in controls(c.view())}
-
-
-def _store(c: Companion):
-    if c.store is None:
-        raise ApiError(409, "no saved game on this server")
-    return c.store
 
 
 @bp.post("/game")
