@@ -337,8 +337,9 @@ def cmd_synth(args: argparse.Namespace) -> int:
     camera = Camera(args.renderer)
     written = []
     progress = _progress(not args.json)
+    layout = _layout(args)
     for k in range(args.scenes):
-        scene = bench_scene(args.renderer, args.seed * 100003 + k, args.level, n_hands=args.hands)
+        scene = bench_scene(args.renderer, args.seed * 100003 + k, args.level, n_hands=args.hands, **layout)
         stem = f"scene_{k:03d}"
         write_image_atomic(out / f"{stem}.png", camera.render(scene))
         write_text_atomic(out / f"{stem}.toml", setup_to_toml(scene.setup(path=str(out / f"{stem}.toml"))))
@@ -353,6 +354,25 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _layout_args(p: argparse.ArgumentParser) -> None:
+    """What a rendered table holds besides its loose bricks (bench vision, bench verdicts, synth)."""
+    p.add_argument("--walls", type=int, default=0,
+                   help="walls that turn (L, U, T, castle rings of touching bricks) in every scene")
+    p.add_argument("--towers", type=int, default=0, help="towers of 4-12 stacked bricks, colours mixed, in every scene")
+    p.add_argument("--touching", type=int, default=0,
+                   help="rows of 2-3 touching bricks of different colours and heights in every scene")
+
+
+def _layout(args: argparse.Namespace) -> dict[str, int]:
+    layout = {}
+    for flag in ("walls", "towers", "touching"):
+        value = getattr(args, flag)
+        if value < 0:
+            raise InputError(f"--{flag}: must be 0 or more")
+        layout[f"n_{flag}"] = value
+    return layout
+
+
 # --- bench -----------------------------------------------------------------------------------------
 
 def cmd_bench_vision(args: argparse.Namespace) -> int:
@@ -362,8 +382,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         raise InputError("--scenes: must be at least 1")
     if args.hands < 0:
         raise InputError("--hands: must be 0 or more")
-    if args.walls < 0:
-        raise InputError("--walls: must be 0 or more")
+    layout = _layout(args)
     if args.threads is not None:
         if args.threads < 1:
             raise InputError("--threads: must be at least 1")
@@ -371,7 +390,17 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
 
         cv2.setNumThreads(args.threads)
     return _report(args, vision.run(args.scenes, args.seed, args.level, args.hands, progress=_progress(not args.json),
-                                    walls=args.walls, renderer=args.renderer), vision.format_table)
+                                    renderer=args.renderer, layout=layout), vision.format_table)
+
+
+def cmd_bench_verdicts(args: argparse.Namespace) -> int:
+    from companion.bench import verdicts
+
+    if args.scenes < 1:
+        raise InputError("--scenes: must be at least 1")
+    layout = _layout(args)
+    return _report(args, verdicts.run(args.scenes, args.seed, args.renderer, layout, progress=_progress(not args.json)),
+                   verdicts.format_table)
 
 
 def cmd_bench_rules(args: argparse.Namespace) -> int:
@@ -544,6 +573,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which set of tables: the same seed renders the same tables (default 0)")
     p.add_argument("--level", choices=["standard", "hard"], default="standard")
     p.add_argument("--hands", type=int, default=0, help="hands over the table per scene")
+    _layout_args(p)
     p.add_argument("--renderer", choices=RENDERERS, default="plain",
                    help="plain (the ray-caster), raycast (its camera and light randomised) or pbr (path traced, "
                         "Mitsuba 3: the optional extra '.[pbr]')")
@@ -554,6 +584,8 @@ def build_parser() -> argparse.ArgumentParser:
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     for name, help_text, count, default, func in (
             ("vision", "minis and blocks on rendered tables: pipeline vs plain OpenCV", "--scenes", 20, cmd_bench_vision),
+            ("verdicts", "Knight attack verdicts from what the camera saw vs from the truth, pair by pair",
+             "--scenes", 12, cmd_bench_verdicts),
             ("rules", "every attack query on a 12-unit, 10-block table, timed", "--tables", 20, cmd_bench_rules),
             ("live", "a moving table: live tracker vs full-frame detectMarkers", "--frames", 40, cmd_bench_live)):
         p = bsub.add_parser(name, help=help_text)
@@ -565,11 +597,17 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--sequence", choices=["steady", "push", "exposure", "bricks"], default="steady",
                            help="steady: two walkers and a hand (cost ratio); push: a mini pushed at 24-60 mm a frame; "
                                 "exposure: the whole frame x0.7 and x1.3; bricks: a brick put down and taken away")
+        if name == "verdicts":
+            p.add_argument("--walls", type=int, default=1, help="walls that turn in every table (default 1)")
+            p.add_argument("--towers", type=int, default=1, help="towers of 4-12 bricks in every table (default 1)")
+            p.add_argument("--touching", type=int, default=1,
+                           help="rows of touching bricks of different colours in every table (default 1)")
+            p.add_argument("--renderer", choices=RENDERERS, default="raycast",
+                           help="the synthetic camera (as bench vision: raycast, pbr, plain)")
         if name == "vision":
             p.add_argument("--level", choices=["standard", "hard"], default="standard")
             p.add_argument("--hands", type=int, default=0, help="hands over the table in every scene")
-            p.add_argument("--walls", type=int, default=0,
-                           help="walls that turn (L, U, T, castle rings of touching bricks) in every scene")
+            _layout_args(p)
             p.add_argument("--threads", type=int, help="OpenCV's threads (1: the one-core figure; default: OpenCV's)")
             p.add_argument("--renderer", choices=RENDERERS, default="raycast",
                            help="the synthetic camera: raycast (the ray-caster, camera and light randomised), pbr "

@@ -111,13 +111,16 @@ def plain_opencv(image: np.ndarray, scene: Scene) -> tuple[dict[int, tuple[float
     return located, others
 
 
-def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None, walls: int = 0,
-        renderer: str = "raycast") -> dict:
+def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None,
+        renderer: str = "raycast", layout: dict[str, int] | None = None) -> dict:
+    """`layout`: what each table holds besides its loose bricks (`random_scene`'s n_walls,
+    n_towers, n_touching)."""
+    layout = layout or {}
     camera_of_scene = Camera(renderer)
     scores = [Score("pipeline"), Score("pipeline, image only"), Score("plain OpenCV")]
     block_scores = [BlockScore("pipeline"), BlockScore("plain (HSV + minAreaRect)")]
     for k in range(scenes):
-        scene = bench_scene(renderer, seed * 100003 + k, level, n_hands=hands, n_walls=walls)
+        scene = bench_scene(renderer, seed * 100003 + k, level, n_hands=hands, **layout)
         image = camera_of_scene.render(scene)
         for score, setup in ((scores[0], scene.setup()), (scores[1], scene.setup(roster_heights=False))):
             locator = Locator(setup, blocks=False)
@@ -148,7 +151,8 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
         scores[2].add(scene, located, others, (time.perf_counter() - start) * 1000)
         if progress:
             progress(k + 1, scenes)
-    return {"renderer": renderer, "level": level, "scenes": scenes, "seed": seed, "hands": hands, "walls": walls, "resolution": "1920x1080",
+    return {"renderer": renderer, "level": level, "scenes": scenes, "seed": seed, "hands": hands,
+            **{k.removeprefix("n_"): v for k, v in layout.items()}, "resolution": "1920x1080",
             "threads": cv2.getNumThreads(), "minis": scores[0].expected, "methods": [s.summary() for s in scores],
             "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores]}
 
@@ -163,7 +167,9 @@ def format_table(result: dict) -> str:
     cols = ["recall", "false_ids", "xy_mm_median", "xy_mm_p95", "z_mm_median", "z_mm_p95", "heading_deg_p95", "ms_per_frame"]
     lines = [f"bench vision: {result['scenes']} {result['level']} scenes, {result['renderer']} camera ({result['resolution']}, "
              f"{result['minis']} minis, {result['blocks']} blocks"
-             + (f" ({result['walls']} a scene walls that turn, each one block)" if result.get("walls") else "")
+             + "".join(f", {result[k]} {what} a scene" for k, what in
+                       (("walls", "walls that turn (each one block)"), ("towers", "towers (each one block)"),
+                        ("touching", "rows of touching bricks")) if result.get(k))
              + f", {result['hands']} hands a scene, seed {result['seed']}, "
              f"OpenCV threads {result['threads']})",
              f"{'method':<26}" + "".join(f"{c:>16}" for c in cols)]

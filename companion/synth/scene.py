@@ -122,16 +122,22 @@ class Scene:
     boards: tuple[SynthBoard, ...] = ()
     light_dir: tuple[float, float, float] = (0.3, -0.4, 0.87)
     walls: tuple[tuple[int, ...], ...] = ()  # bricks (indices) that touch to make one wall that turns
+    stacks: tuple[tuple[int, ...], ...] = ()  # bricks (indices) stacked on one footprint: one tower
     # A printed battlefield of squares on the surface: (origin x, origin y, square w, square d, columns, rows), mm.
     printed_squares: tuple[float, float, float, float, int, int] | None = None
 
     def truth_blocks(self) -> list[tuple[list[np.ndarray], float, str]]:
         """What a block finder should report: each wall that turns as one block (its bricks'
-        footprints), every other brick on its own; with the top's height and the colour."""
-        in_walls = {i for wall in self.walls for i in wall}
-        groups = [list(wall) for wall in self.walls] + [[i] for i in range(len(self.bricks)) if i not in in_walls]
-        return [([self.bricks[i].footprint_mm() for i in g], max(self.bricks[i].top_mm for i in g),
-                 self.bricks[g[0]].color) for g in groups]
+        footprints), each tower as one block (seen from above, its top brick's colour), every other
+        brick on its own; with the top's height and the colour."""
+        grouped = [list(g) for g in self.walls + self.stacks]
+        in_groups = {i for g in grouped for i in g}
+        groups = grouped + [[i] for i in range(len(self.bricks)) if i not in in_groups]
+        result = []
+        for g in groups:
+            top = max(g, key=lambda i: self.bricks[i].top_mm)
+            result.append(([self.bricks[i].footprint_mm() for i in g], self.bricks[top].top_mm, self.bricks[top].color))
+        return result
 
     def setup(self, path: str = "<synthetic>", with_camera: bool = True, roster_heights: bool = True,
               height_noise_mm: float = 1.0) -> Setup:
@@ -282,6 +288,37 @@ def wall_bricks(kind: str, x_mm: float, y_mm: float, rotation_deg: float, height
     return tuple(shapes[kind])
 
 
+def tower_bricks(rng: np.random.Generator, x_mm: float, y_mm: float, colours: list[str]) -> tuple[SynthBrick, ...]:
+    """4-12 bricks (a plate now and then) stacked on one footprint at (x, y): a castle's tower,
+    in runs of colours as players build them."""
+    long, short = [(2, 2), (2, 4), (2, 3), (1, 4), (2, 2)][rng.integers(5)]
+    rotation = float(rng.uniform(0, 180))
+    colour = colours[rng.integers(len(colours))]
+    bricks, z = [], 0.0
+    for _ in range(int(rng.integers(4, 13))):
+        if rng.random() < 0.35:
+            colour = colours[rng.integers(len(colours))]
+        h = PLATE_MM if rng.random() < 0.15 else BRICK_MM
+        bricks.append(SynthBrick(x_mm, y_mm, rotation, long, short, z, h, colour))
+        z += h
+    return tuple(bricks)
+
+
+def touching_bricks(rng: np.random.Generator, x_mm: float, y_mm: float, colours: list[str]) -> tuple[SynthBrick, ...]:
+    """2-3 bricks side by side on the stud grid, long sides touching (0.2 mm apart), each a
+    different colour and 1-3 bricks high: what a player puts down as a quick barricade."""
+    n = int(rng.integers(2, 4))
+    long = int(rng.choice([2, 4, 6]))
+    rotation = float(rng.uniform(0, 180))
+    c, s = math.cos(math.radians(rotation)), math.sin(math.radians(rotation))
+    picked = rng.permutation(len(colours))[:n]
+    shorts = [int(rng.choice([1, 2])) for _ in range(n)]
+    offsets = np.cumsum([0] + [(a + b) * STUD_MM / 2 for a, b in zip(shorts, shorts[1:])])
+    offsets -= offsets.mean()
+    return tuple(SynthBrick(x_mm - s * d, y_mm + c * d, rotation, long, sh, 0.0, BRICK_MM * int(rng.integers(1, 4)),
+                            colours[k]) for d, sh, k in zip(offsets, shorts, picked))
+
+
 def _body_colour(rng: np.random.Generator) -> tuple[float, float, float]:
     palette = [(0.22, 0.2, 0.18), (0.35, 0.25, 0.15), (0.15, 0.25, 0.15), (0.5, 0.48, 0.45),
                (0.3, 0.12, 0.1), (0.12, 0.12, 0.2), (0.6, 0.55, 0.4)]
@@ -305,9 +342,12 @@ def _spot(rng: np.random.Generator, table: TableSpec, margin_mm: float, radius_m
 
 def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks: int = 8,
                  n_hands: int = 0, table: TableSpec | None = None, surface: str | None = None,
-                 width_px: int = 1920, height_px: int = 1080, n_walls: int = 0, randomise: bool = False) -> Scene:
+                 width_px: int = 1920, height_px: int = 1080, n_walls: int = 0, randomise: bool = False,
+                 n_towers: int = 0, n_touching: int = 0) -> Scene:
     """A reproducible random table at one of the bench levels; `n_walls` walls that turn (L, U,
-    T, ring) besides the loose bricks (the same scene as without them otherwise); `randomise`:
+    T, ring), `n_towers` towers (4-12 bricks and plates stacked, colours mixed) and `n_touching`
+    rows of 2-3 touching bricks of different colours and heights, besides the loose bricks (each
+    drawn from its own random stream: the scene is otherwise the same as without them); `randomise`:
     the camera's response and the light drawn at random too (`randomised_imaging`), the geometry
     the same as without."""
     rng = np.random.default_rng(seed)
@@ -357,7 +397,19 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
                             colours[walls_rng.integers(len(colours))])
         walls.append(tuple(range(len(bricks), len(bricks) + len(added))))
         bricks += added
-    scene = replace(scene, bricks=tuple(bricks), walls=tuple(walls))
+    stacks = []
+    towers_rng = np.random.default_rng([seed, 17])
+    for _ in range(n_towers):
+        added = tower_bricks(towers_rng, *_spot(towers_rng, table, 100.0, 40.0, taken, tries=400), colours)
+        taken.append((added[0].x_mm, added[0].y_mm, 40.0))
+        stacks.append(tuple(range(len(bricks), len(bricks) + len(added))))
+        bricks += added
+    touching_rng = np.random.default_rng([seed, 19])
+    for _ in range(n_touching):
+        x, y = _spot(touching_rng, table, 100.0, 45.0, taken, tries=400)
+        taken.append((x, y, 45.0))
+        bricks += touching_bricks(touching_rng, x, y, colours)
+    scene = replace(scene, bricks=tuple(bricks), walls=tuple(walls), stacks=tuple(stacks))
     if lv.trimmed_share > 0:  # players trim prints to fit a small head: its own stream, as the walls
         trim_rng = np.random.default_rng([seed, 13])
         scene = replace(scene, minis=tuple(replace(m, margin_modules=0.5) if trim_rng.random() < lv.trimmed_share else m

@@ -25,7 +25,7 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import BlockState, MiniState
-from companion.vision.boxfit import GAP_MM, STUD_MM, BoxFit, Rect, fit_box, snap_side
+from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, Rect, fit_box, snap_side
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, classify_colour
 from companion.vision.registration import square_corners_mm
@@ -43,6 +43,7 @@ TOP_ALIKE_SHARE = 0.75  # of a top face's colour samples, near their median (a b
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
+TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
@@ -181,13 +182,25 @@ class BlockFinder:
             start = _rect_mm(silhouette, (x0, y0))
         if max(start.half_mm) * 2 > MAX_SIDE_MM or min(start.half_mm) * 2 < STUD_MM - 3:
             return None
-        fit = _fit_box(view, sample, start, top is not None)
-        if fit is None:
+        # Up to five bricks first; a fit that does not explain the outline (or wants more) is
+        # tried again among a tower's heights: a tower's many-coloured walls can lead the low
+        # range astray, and most blocks are low (the tall range for all would double the time).
+        best: tuple[float, BoxFit, Rect, tuple[int, int] | None] | None = None
+        for heights in (HEIGHTS_MM, TOWER_HEIGHTS_MM):
+            fit = _fit_box(view, sample, start, top is not None, heights=heights)
+            if fit is None:
+                continue
+            footprint, studs = _snapped(fit.footprint)
+            if heights is TOWER_HEIGHTS_MM and studs is None:
+                continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
+            iou = _silhouette_fit(blob, [(footprint, fit.top)], origin)
+            if best is None or iou > best[0]:
+                best = (iou, fit, footprint, studs)
+            if iou >= MIN_SILHOUETTE_FIT:
+                break
+        if best is None or best[0] < MIN_SILHOUETTE_FIT:
             return None
-        footprint, studs = _snapped(fit.footprint)
-        iou = _silhouette_fit(blob, [(footprint, fit.top)], origin)
-        if iou < MIN_SILHOUETTE_FIT:
-            return None
+        iou, fit, footprint, studs = best
         seen = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
         if seen is None:
             return None
@@ -202,19 +215,23 @@ class BlockFinder:
         not one colour."""
         samples = _top_samples(image, view, fit.top)
         top_bgr = np.median(samples, axis=0)
-        if looks_like_skin(top_bgr):
-            return None
         table_here = _table_at(table_fine, fit.top, origin)
+        light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
+        relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
+        # Skin is judged under the paper's white balance: a white brick under a warm lamp is skin-toned.
+        if looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
+            return None
         contrast = float(np.linalg.norm(top_bgr - table_here))
-        if contrast < level:
-            return None  # its "top" is the table: a gap between two walls, a hole in a castle
+        if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm > max(HEIGHTS_MM) else level):
+            # its "top" is the table: a gap between two walls, a hole in a castle (a tower's
+            # top, cast far from its foot, must stand out clearly: a patch of felt between
+            # walls explains a tall box's outline too)
+            return None
         # A brick's top is one colour (its studs' highlights within half its contrast with the
         # table); a box drawn over an L, or over a castle's ring and its yard, is not.
         spread = max(18.0, 0.2 * float(np.linalg.norm(top_bgr)), 0.5 * contrast)
         if np.mean(np.linalg.norm(samples - top_bgr, axis=1) <= spread) < TOP_ALIKE_SHARE:
             return None
-        light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
-        relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         colour, colour_conf = classify_colour(relative, self.palette)
         return top_bgr, colour, colour_conf
 
@@ -245,7 +262,7 @@ class BlockFinder:
                 return []  # the arms do not explain the wall
             longest = max(same, key=lambda p: max(p.footprint.half_mm))
             heights = sorted(p.fit.height_mm for p in same)
-            blocks.append(Block(_union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
+            blocks.append(Block(union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
                                 min(p.fit.height_confidence for p in same), min(p.colour_confidence for p in same),
                                 None, longest.fit, longest.top_bgr))
         return blocks
@@ -262,15 +279,15 @@ class _Arm:
     colour_confidence: float
 
 
-def _fit_box(view: TableView, sample, start: Rect, start_is_top: bool, adjoining: tuple[Rect, ...] = ()
-             ) -> BoxFit | None:
-    """`fit_box` in this view; None when it ran off the candidate or is taller than a stack of
-    bricks (a hand, an arm)."""
+def _fit_box(view: TableView, sample, start: Rect, start_is_top: bool, adjoining: tuple[Rect, ...] = (),
+             heights: tuple[float, ...] = HEIGHTS_MM) -> BoxFit | None:
+    """`fit_box` in this view among `heights`; None when it ran off the candidate or wants to be
+    taller than they go (a hand, an arm)."""
     # The image's scale across a brick changes by a thousandth: taken once, at its middle.
     scale = view.px_per_mm(start.centre)
     fit = fit_box(sample, start, view.foot_mm, view.camera_height_mm,
-                  lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), start_is_top=start_is_top,
-                  adjoining=adjoining)
+                  lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), heights_mm=heights,
+                  start_is_top=start_is_top, adjoining=adjoining)
     return None if fit is None or fit.height_mm >= max(fit.height_cost) else fit
 
 
@@ -583,7 +600,7 @@ def _arms(mask: np.ndarray, origin_mm: tuple[float, float]) -> list[Rect]:
     return arms
 
 
-def _union_outline(footprints: list[Rect]) -> np.ndarray:
+def union_outline(footprints: list[Rect]) -> np.ndarray:
     """The outline (N, 2), counter-clockwise, of rectangles that overlap or touch: drawn at 0.25 mm
     and traced, corners kept to within 0.3 mm. A yard they enclose (a castle's ring) stays out:
     its outline is joined to the outer one by a cut of no width, so the polygon is still one."""

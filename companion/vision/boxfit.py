@@ -33,6 +33,7 @@ STUD_MM = 8.0
 PLATE_MM = 3.2
 GAP_MM = 0.2  # a brick's side is 8n - 0.2 mm
 HEIGHTS_MM = tuple(round(PLATE_MM * i, 1) for i in range(1, 16))  # one plate .. five bricks
+TOWER_HEIGHTS_MM = tuple(round(PLATE_MM * i, 1) for i in range(14, 40))  # a tower: 4.7 .. 13 bricks
 EDGE_BLUR_PX = 0.8  # an edge's spread in the image (lens, sensor, compression), 1 sigma
 SIDE_SIGMA_MM = 0.15  # how well a side's length is measured, for the top face's size as a height cue
 U_STEP_MM = 0.25  # profile sampling across a side (~0.35 px)
