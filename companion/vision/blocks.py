@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -30,6 +31,8 @@ from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, classify_colour
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
+from companion.vision.touching import TABLE, UNKNOWN, fit_touching
+from companion.vision.touching import agreement as box_agreement
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
@@ -43,6 +46,9 @@ TOP_ALIKE_SHARE = 0.75  # of a top face's colour samples, near their median (a b
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
+TALL_FROM_MM = 38.4  # a low fit this tall is tried again among every height up to a tower's
+ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
+TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box predicts right
 TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
@@ -159,10 +165,108 @@ class BlockFinder:
             return []
         origin = (x0, y0)
         one = self._fit_one(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
-        if one is not None:
+        if one is not None and one.height_mm < TALL_FROM_MM:
             return [one]
+        if one is not None:
+            # A tall box's wall may end at a lower brick of another colour: the tower fitted to
+            # the whole outline is taken when it explains the outline better.
+            tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table)
+            if tower is not None and tower[1] > tower[2](one.fit.footprint, one.height_mm):
+                return [tower[0]]
+            return [one]
+        # Bricks of different colours that touch (one box's top would not be one colour).
+        parts = self._fit_parts(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
+        if parts:
+            return parts
+        # A tower whose walls are bricks of many colours: one box fitted to its outline.
+        tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table)
+        if tower is not None:
+            return [tower[0]]
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
         return self._fit_arms(image, view, sample, fine, opened & blob, table_fine, origin, level, white, white_table)
+
+    def _fit_parts(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
+                   blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
+                   white: np.ndarray, white_table: float) -> list[Block]:
+        """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
+        together on the colour map (`touching.fit_touching`: each hides part of its neighbours).
+        Empty unless two parts or more are bricks that explain their own colours."""
+        split = colour_parts(fine, blob, (diff > level).astype(np.uint8))
+        if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
+            return []
+        masks, labels = split.cores, split.labels
+        starts = []
+        for mask in masks:
+            top = _top_face(fine, mask)
+            starts.append(_rect_mm(top if top is not None else mask, origin))
+        if any(max(r.half_mm) * 2 > MAX_SIDE_MM or min(r.half_mm) * 2 < STUD_MM - 3 for r in starts):
+            return []
+        # Scored on every other point (1 mm apart): the map's edges are blurred over a pixel anyway.
+        ys, xs = np.mgrid[0:blob.shape[0]:2, 0:blob.shape[1]:2]
+        points = (np.stack([xs.ravel(), ys.ravel()], axis=1) + 0.5) * FINE_MM + np.asarray(origin)
+        placed = fit_touching(points, labels[ys, xs].ravel(), starts, view.foot_mm, view.camera_height_mm)
+        blocks = []
+        for i, (p, mask) in enumerate(zip(placed, masks)):
+            if p.explained < MIN_SILHOUETTE_FIT:
+                continue
+            k = view.camera_height_mm / (view.camera_height_mm - p.height_mm)
+            top = p.footprint.scaled_about(view.foot_mm, k)
+            fit = BoxFit(top=top, silhouette=top, height_mm=p.height_mm, footprint=p.footprint,
+                         height_cost=p.height_cost)
+            # Its colour where its own top shows (a taller neighbour may cover the rest of it).
+            inner = Rect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
+            own = np.zeros_like(mask)
+            corners = (inner.corners() - np.asarray(origin)) / FINE_MM - 0.5
+            cv2.fillConvexPoly(own, np.round(corners * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+            own &= mask
+            if np.count_nonzero(own) < 12:
+                continue
+            seen = self._named(fine[own > 0].astype(np.float64), fit, table_fine, origin, level, white, white_table)
+            if seen is None:
+                continue
+            top_bgr, colour, colour_conf = seen
+            studs = (max(snap_side(2 * h)[0] for h in p.footprint.half_mm),
+                     min(snap_side(2 * h)[0] for h in p.footprint.half_mm))
+            blocks.append(Block(p.footprint.corners(), p.height_mm, colour, p.explained, fit.height_confidence,
+                                colour_conf, studs, fit, top_bgr))
+        return blocks if len(blocks) >= 2 else []
+
+    def _fit_tower(self, image: np.ndarray, view: TableView, fine: np.ndarray, diff: np.ndarray, blob: np.ndarray,
+                   table_fine: np.ndarray, origin: tuple[float, float], level: float, white: np.ndarray,
+                   white_table: float) -> tuple[Block, float, Callable[[Rect, float], float]] | None:
+        """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
+        part): a tower's walls show a band per brick, in as many colours, which no profile of one
+        wall colour explains; its top is its own colour, at the outline's far end. With the share
+        of the outline's map it explains, and how to score another box (footprint, height) there."""
+        top = _top_face(fine, blob)
+        if top is None:
+            return None
+        start = _rect_mm(top, origin)
+        if max(start.half_mm) * 2 > MAX_SIDE_MM or min(start.half_mm) * 2 < STUD_MM - 3:
+            return None
+        seen = (diff > level).astype(np.uint8) & cv2.dilate(blob, np.ones((7, 7), np.uint8))
+        labels = np.where(seen > 0, 0, TABLE).astype(np.int32)
+        ys, xs = np.mgrid[0:blob.shape[0]:2, 0:blob.shape[1]:2]
+        points = (np.stack([xs.ravel(), ys.ravel()], axis=1) + 0.5) * FINE_MM + np.asarray(origin)
+        placed = fit_touching(points, labels[ys, xs].ravel(), [start], view.foot_mm, view.camera_height_mm,
+                              ALL_HEIGHTS_MM)[0]
+        if placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT:
+            return None
+        k = view.camera_height_mm / (view.camera_height_mm - placed.height_mm)
+        top_rect = placed.footprint.scaled_about(view.foot_mm, k)
+        fit = BoxFit(top=top_rect, silhouette=top_rect, height_mm=placed.height_mm, footprint=placed.footprint,
+                     height_cost=placed.height_cost)
+        named = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
+        if named is None:
+            return None
+        top_bgr, colour, colour_conf = named
+        studs = (max(snap_side(2 * h)[0] for h in placed.footprint.half_mm),
+                 min(snap_side(2 * h)[0] for h in placed.footprint.half_mm))
+        block = Block(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
+                      colour_conf, studs, fit, top_bgr)
+        scored = labels[ys, xs].ravel()
+        return block, placed.agreement, lambda footprint, height: box_agreement(
+            points, scored, [(footprint, height)], view.foot_mm, view.camera_height_mm)
 
     def _fit_one(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
@@ -186,18 +290,18 @@ class BlockFinder:
         # tried again among a tower's heights: a tower's many-coloured walls can lead the low
         # range astray, and most blocks are low (the tall range for all would double the time).
         best: tuple[float, BoxFit, Rect, tuple[int, int] | None] | None = None
-        for heights in (HEIGHTS_MM, TOWER_HEIGHTS_MM):
+        for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM):
             fit = _fit_box(view, sample, start, top is not None, heights=heights)
             if fit is None:
                 continue
             footprint, studs = _snapped(fit.footprint)
-            if heights is TOWER_HEIGHTS_MM and studs is None:
+            if fit.height_mm > max(HEIGHTS_MM) and studs is None:
                 continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
             iou = _silhouette_fit(blob, [(footprint, fit.top)], origin)
-            if best is None or iou > best[0]:
+            if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
                 best = (iou, fit, footprint, studs)
-            if iou >= MIN_SILHOUETTE_FIT:
-                break
+            if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
+                break  # a tower's wall can pass for a shorter box's: a tall answer is asked again
         if best is None or best[0] < MIN_SILHOUETTE_FIT:
             return None
         iou, fit, footprint, studs = best
@@ -213,7 +317,11 @@ class BlockFinder:
                   ) -> tuple[np.ndarray, str, float] | None:
         """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
         not one colour."""
-        samples = _top_samples(image, view, fit.top)
+        return self._named(_top_samples(image, view, fit.top), fit, table_fine, origin, level, white, white_table)
+
+    def _named(self, samples: np.ndarray, fit: BoxFit, table_fine: np.ndarray, origin: tuple[float, float],
+               level: float, white: np.ndarray, white_table: float) -> tuple[np.ndarray, str, float] | None:
+        """`_top_seen` from colours (N, 3) BGR sampled on the top face."""
         top_bgr = np.median(samples, axis=0)
         table_here = _table_at(table_fine, fit.top, origin)
         light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
@@ -222,15 +330,19 @@ class BlockFinder:
         if looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
             return None
         contrast = float(np.linalg.norm(top_bgr - table_here))
-        if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm > max(HEIGHTS_MM) else level):
+        if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):
             # its "top" is the table: a gap between two walls, a hole in a castle (a tower's
             # top, cast far from its foot, must stand out clearly: a patch of felt between
             # walls explains a tall box's outline too)
             return None
         # A brick's top is one colour (its studs' highlights within half its contrast with the
-        # table); a box drawn over an L, or over a castle's ring and its yard, is not.
+        # table, its hue the same all over); a box drawn over an L, over a castle's ring and its
+        # yard, or over touching bricks of different colours, is not.
         spread = max(18.0, 0.2 * float(np.linalg.norm(top_bgr)), 0.5 * contrast)
-        if np.mean(np.linalg.norm(samples - top_bgr, axis=1) <= spread) < TOP_ALIKE_SHARE:
+        hue = chromaticity(samples)
+        if (np.mean(np.linalg.norm(samples - top_bgr, axis=1) <= spread) < TOP_ALIKE_SHARE
+                or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
+                < TOP_ALIKE_SHARE):
             return None
         colour, colour_conf = classify_colour(relative, self.palette)
         return top_bgr, colour, colour_conf
@@ -423,6 +535,101 @@ def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np
     if not samples:
         return np.array([PAPER_ALBEDO] * 3), 1.0
     return np.mean(samples, axis=0), float(np.mean(lights))
+
+
+CHROMA_APART = 12.0  # chromaticity (per cent of the channels' sum): closer is one colour (JPEG keeps colour at a quarter of the pixels)
+MAX_PARTS = 4
+
+
+def chromaticity(bgr: np.ndarray) -> np.ndarray:
+    """Each channel's share of the sum, in per cent (..., 3): a brick's walls are its top's colour
+    in shade, and shade scales every channel alike (in linear light, and through any power-law
+    tone curve), so its walls and top share their chromaticity."""
+    values = np.asarray(bgr, np.float32)
+    return 100.0 * values / np.maximum(values.sum(axis=-1, keepdims=True), 1.0)
+
+
+def chroma_tolerance(bgr: np.ndarray) -> float:
+    """How far a colour's chromaticity wanders with noise: further for a dark one (a black brick's
+    channels are a few levels each)."""
+    return CHROMA_APART + 800.0 / (float(np.sum(bgr)) + 1.0)
+
+
+@dataclass(frozen=True)
+class ColourParts:
+    """A candidate split by colour: each part's core (what a brick's narrowest side fits in), and
+    every point of the candidate labelled with its part (UNKNOWN: a colour of no part, or of two
+    parts of one colour that touch; TABLE: not the candidate)."""
+
+    cores: list[np.ndarray]  # masks, largest first
+    labels: np.ndarray  # int32 map, the fine window's shape
+
+
+def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> ColourParts | None:
+    """A candidate's parts of one colour each: the pixels of `seen` (what differs from the table,
+    near the candidate `blob`) clustered by chromaticity (a brick's walls are its top's colour in
+    shade), clusters nearer than noise moves them merged, each cluster's pieces that a brick's
+    narrowest side fits in. White, gray and black share a chromaticity: touching, they stay one
+    part. None when the candidate is one colour."""
+    smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
+    inside = np.flatnonzero(blob.ravel())
+    if len(inside) < 50:
+        return None
+    pixels = chromaticity(smooth.reshape(-1, 3)[inside])
+    step = max(1, len(pixels) // 4000)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
+    k = min(MAX_PARTS, len(pixels[::step]))
+    _, _, centres = cv2.kmeans(np.ascontiguousarray(pixels[::step]), k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
+    # merge centres closer than noise moves them (one brick's top and its shaded walls)
+    apart = chroma_tolerance(np.median(smooth.reshape(-1, 3)[inside], axis=0))
+    groups: list[list[int]] = []
+    for i in range(len(centres)):
+        for g in groups:
+            if min(np.linalg.norm(centres[i] - centres[j]) for j in g) < apart:
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    if len(groups) < 2:
+        return None
+    group_of = np.zeros(len(centres), int)
+    for gi, g in enumerate(groups):
+        group_of[g] = gi
+    near = cv2.dilate(blob, np.ones((7, 7), np.uint8)) & seen
+    points = np.flatnonzero(near.ravel())
+    hue = chromaticity(smooth.reshape(-1, 3)[points])
+    grouped = np.full(blob.size, -1, np.int32)
+    grouped[points] = group_of[np.argmin(np.linalg.norm(hue[:, None, :] - centres[None], axis=2), axis=1)]
+    grouped = grouped.reshape(blob.shape)
+    cores: list[np.ndarray] = []
+    core_group: list[int] = []
+    for gi in range(len(groups)):
+        piece = cv2.morphologyEx(((grouped == gi) & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _BRICK_DISC)
+        count, comp, stats, _ = cv2.connectedComponentsWithStats(piece, connectivity=4)
+        for c in range(1, count):
+            if stats[c, cv2.CC_STAT_AREA] * FINE_MM ** 2 >= MIN_AREA_MM2:
+                core = _filled((comp == c).astype(np.uint8))
+                if core is not None:
+                    cores.append(core)
+                    core_group.append(gi)
+    order = sorted(range(len(cores)), key=lambda i: -int(cores[i].sum()))
+    cores, core_group = [cores[i] for i in order], [core_group[i] for i in order]
+    labels = np.where(near > 0, UNKNOWN, TABLE).astype(np.int32)
+    for gi in range(len(groups)):
+        # A colour's points go to its core when they touch only that one; slivers a few pixels
+        # wide (a bright brick's edge blurred into the table reads as gray) go to none.
+        solid = cv2.morphologyEx((grouped == gi).astype(np.uint8), cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
+        count, comp = cv2.connectedComponents(solid, connectivity=8)
+        owner: dict[int, int] = {}
+        for i, (core, g) in enumerate(zip(cores, core_group)):
+            if g != gi:
+                continue
+            for c in np.unique(comp[core > 0]):
+                owner[int(c)] = -1 if int(c) in owner else i
+        for c, i in owner.items():
+            if c > 0 and i >= 0:
+                labels[comp == c] = i
+    return ColourParts(cores, labels)
 
 
 def _compact(region: np.ndarray) -> bool:

@@ -317,6 +317,8 @@ def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.nda
     their mean, plus the mean's misfit), comparable across runs."""
     lines = side.lines
     spans = _spans(rect, side, foot, heights, camera_height_mm, from_top, faces=faces)
+    if side.blocked and np.all(spans[:, 1] - spans[:, 0] <= 1e-9):
+        return np.zeros(len(heights)), np.zeros(len(heights))  # all along another part: no evidence here
     common = (float(spans[:, 0].max()), float(spans[:, 1].min()))
     if common[1] - common[0] >= COMMON_SPAN_MM:
         # The same lines for every height: a run chosen per height would favour the heights
@@ -461,6 +463,11 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
             d_foot = s.foot_distance_mm * (camera_height_mm - h) / camera_height_mm if from_top else s.foot_distance_mm
             width = float(wall_width_mm(d_foot, h, camera_height_mm))
             span = _spans(rect, s, foot, np.array([h]), camera_height_mm, from_top)[0]
+            if s.blocked and span[1] - span[0] <= 1e-9:
+                # All along another part of the wall (a brick touching it): the side stays where
+                # the start put it (the colours' boundary), the silhouette's wall added.
+                placed.append((width if (from_top and s.near) else 0.0, 0.0, 0.0))
+                continue
             placed.append(_refine_line(s, (float(span[0]), float(span[1])), float(f[1][best]), width, from_top))
         new = _moved(rect, placed)
         slack = max((float(wall_width_mm(s.foot_distance_mm, h, camera_height_mm)) for s in sides), default=0.0)
