@@ -28,7 +28,7 @@ from companion.setup_file import Setup
 from companion.state import BlockState, MiniState
 from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, Rect, fit_box, snap_side
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, classify_colour
+from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, name_colour
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, fit_touching
@@ -344,7 +344,7 @@ class BlockFinder:
                 or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
                 < TOP_ALIKE_SHARE):
             return None
-        colour, colour_conf = classify_colour(relative, self.palette)
+        colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, self.palette)
         return top_bgr, colour, colour_conf
 
     def _fit_arms(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, blob: np.ndarray,

@@ -1,8 +1,10 @@
 """Naming a block's colour from a palette, under the table's own light.
 
-A camera's numbers mix the brick's albedo with the light falling on it. The anchors' white paper
-margin is the reference: a colour divided by the paper's (and by how much brighter or darker the
-table is here than at the anchors) is an albedo relative to paper, comparable with a palette.
+A camera's numbers mix the brick's albedo with the light falling on it, through its tone curve.
+The anchors' white paper margin is the reference: in light (the curve undone), a colour divided
+by the paper's (and by how much brighter or darker the table is here than at the anchors) is an
+albedo relative to paper, comparable with a palette, except for what a glossy top adds of the
+lamp's own white, which the model allows for (`name_colour`).
 """
 
 from __future__ import annotations
@@ -24,20 +26,60 @@ LEGO_PALETTE: dict[str, tuple[float, float, float]] = {
     "orange": (0.99, 0.54, 0.09),
 }
 PAPER_ALBEDO = 0.92  # printer paper, the anchors' margin
-FLOOR = 0.03  # albedos are clipped here before logs: a black brick still reflects a little
+
+
+# A top face is lit about as the paper is (both face up): its shading relative to the paper under
+# the local light lies in this range (sun through a window, a lamp's falloff, a darker corner).
+TOP_SHADE = (0.4, 1.6)
+HIGHLIGHT_COST = 0.3  # what explaining a colour by a white highlight costs, per unit of it
+
+
+def srgb_to_linear(values: np.ndarray) -> np.ndarray:
+    """The sRGB curve undone (0-1): a webcam's values back to light."""
+    v = np.clip(np.asarray(values, float), 0.0, 1.0)
+    return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
+
+
+def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
+                palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> tuple[str, float]:
+    """The palette name of a top face's colour, and a 0-1 confidence, from display values (RGB
+    0-1) of the top and of the anchors' paper, and how much brighter the table is here than at
+    the anchors (`light`).
+
+    In light (the sRGB curve undone) and relative to the paper, a glossy top is its albedo in some
+    shade s (TOP_SHADE) plus white from the lamp's reflection w >= 0 (which costs: without it
+    every colour would pass for a paler one): each palette colour is fitted so, channels the
+    camera clipped counting only where the fit falls short of them, and the least misfit wins."""
+    top = np.asarray(top_rgb, float)
+    observed = (srgb_to_linear(top) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
+                * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(srgb_to_linear(light)), 1e-3))
+    clipped = top >= 0.98
+    scale = float(np.linalg.norm(observed)) + 0.05
+    scored = []
+    for name, ref in palette.items():
+        albedo = srgb_to_linear(ref)
+        candidates = []
+        # least squares of observed ~ s albedo + w, and the two edges (no highlight; s at a bound)
+        basis = np.stack([albedo, np.ones(3)], axis=1)
+        s_free, w_free = np.linalg.lstsq(basis, observed, rcond=None)[0]
+        s_only = float(observed @ albedo / max(float(albedo @ albedo), 1e-9))
+        for s_try in (s_free, s_only):
+            s_try = float(np.clip(s_try, *TOP_SHADE))
+            for w_try in (max(float(np.mean(observed - s_try * albedo)), 0.0), 0.0):
+                predicted = s_try * albedo + w_try
+                misfit = np.where(clipped & (predicted >= observed), 0.0, observed - predicted)
+                candidates.append(float(np.linalg.norm(misfit)) / scale
+                                  + HIGHLIGHT_COST * w_try / (float(np.mean(observed)) + 0.05))
+        scored.append((min(candidates), name))
+    scored.sort()
+    best, second = scored[0][0], scored[1][0] if len(scored) > 1 else math.inf
+    confidence = 1.0 if not math.isfinite(second) else float(np.clip(2 * (second - best) / max(second, 1e-6), 0, 1))
+    return scored[0][1], confidence
 
 
 def classify_colour(relative_rgb: np.ndarray, palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE
                     ) -> tuple[str, float]:
-    """The palette name nearest an albedo relative to paper (RGB), and a 0-1 confidence.
-
-    Distances are taken between log albedos: light scales all channels alike, so an error in the
-    light estimate moves every candidate equally far and the hue still decides. The confidence is
-    the margin to the second nearest name, relative to its distance."""
-    probe = np.log(np.clip(np.asarray(relative_rgb, float), FLOOR, None))
-    scored = sorted((float(np.linalg.norm(probe - np.log(np.clip(np.asarray(ref) / PAPER_ALBEDO, FLOOR, None)))), name)
-                    for name, ref in palette.items())
-    best = scored[0]
-    second = scored[1][0] if len(scored) > 1 else math.inf
-    confidence = 1.0 if not math.isfinite(second) else float(np.clip(2 * (second - best[0]) / max(second, 1e-6), 0, 1))
-    return best[1], confidence
+    """`name_colour` of an albedo relative to paper (RGB, display values): the paper taken as
+    reading PAPER_ALBEDO."""
+    paper = np.full(3, PAPER_ALBEDO)
+    return name_colour(np.clip(np.asarray(relative_rgb, float) * PAPER_ALBEDO, 0.0, 1.0), paper, 1.0, palette)
