@@ -160,9 +160,10 @@ class BlockFinder:
         # Grown by 6 mm: the coarse search's closing drops a dark wall narrower than that.
         blob &= cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (25, 25)))
         opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
-        blob = _filled(opened)
-        if blob is None:
+        filled = _filled(opened)
+        if filled is None:
             return []
+        blob = filled
         origin = (x0, y0)
         one = self._fit_one(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
         if one is not None and one.height_mm < TALL_FROM_MM:
@@ -178,12 +179,13 @@ class BlockFinder:
         parts = self._fit_parts(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
         if parts:
             return parts
+        # A wall that turns: its own outline, holes kept (a castle's yard is table).
+        arms = self._fit_arms(image, view, sample, fine, opened & blob, table_fine, origin, level, white, white_table)
+        if arms:
+            return arms
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
         tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table)
-        if tower is not None:
-            return [tower[0]]
-        # A wall that turns: its own outline, holes kept (a castle's yard is table).
-        return self._fit_arms(image, view, sample, fine, opened & blob, table_fine, origin, level, white, white_table)
+        return [] if tower is None else [tower[0]]
 
     def _fit_parts(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                    blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
@@ -326,8 +328,10 @@ class BlockFinder:
         table_here = _table_at(table_fine, fit.top, origin)
         light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
         relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
-        # Skin is judged under the paper's white balance: a white brick under a warm lamp is skin-toned.
-        if looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
+        # Skin is judged under the paper's white balance (a white brick under a warm lamp is
+        # skin-toned), and only on what stands as high as a hand over the table does: a glossy
+        # red brick's top, paled by the lamp's reflection, is skin-toned too.
+        if fit.height_mm >= TALL_FROM_MM and looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
             return None
         contrast = float(np.linalg.norm(top_bgr - table_here))
         if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):

@@ -55,22 +55,26 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
                 * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(srgb_to_linear(light)), 1e-3))
     clipped = top >= 0.98
     scale = float(np.linalg.norm(observed)) + 0.05
-    scored = []
-    for name, ref in palette.items():
-        albedo = srgb_to_linear(ref)
-        candidates = []
-        # least squares of observed ~ s albedo + w, and the two edges (no highlight; s at a bound)
-        basis = np.stack([albedo, np.ones(3)], axis=1)
-        s_free, w_free = np.linalg.lstsq(basis, observed, rcond=None)[0]
-        s_only = float(observed @ albedo / max(float(albedo @ albedo), 1e-9))
-        for s_try in (s_free, s_only):
-            s_try = float(np.clip(s_try, *TOP_SHADE))
-            for w_try in (max(float(np.mean(observed - s_try * albedo)), 0.0), 0.0):
-                predicted = s_try * albedo + w_try
-                misfit = np.where(clipped & (predicted >= observed), 0.0, observed - predicted)
-                candidates.append(float(np.linalg.norm(misfit)) / scale
-                                  + HIGHLIGHT_COST * w_try / (float(np.mean(observed)) + 0.05))
-        scored.append((min(candidates), name))
+    names = list(palette)
+    albedo = srgb_to_linear(np.array([palette[n] for n in names], float))  # (P, 3)
+    # observed ~ s albedo + w by least squares (2 x 2 normal equations per colour), and without
+    # the highlight; s kept to a top's shade, w to what is left (>= 0)
+    aa, a1 = (albedo * albedo).sum(axis=1), albedo.sum(axis=1)
+    ao, o1 = albedo @ observed, float(observed.sum())
+    det = np.maximum(3 * aa - a1 * a1, 1e-12)
+    s_free = (3 * ao - a1 * o1) / det
+    s_only = ao / np.maximum(aa, 1e-12)
+    costs = np.full(len(names), np.inf)
+    for s_try in (s_free, s_only):
+        s_try = np.clip(s_try, *TOP_SHADE)[:, None]
+        left = observed[None, :] - s_try * albedo
+        for w_try in (np.maximum(left.mean(axis=1, keepdims=True), 0.0), np.zeros((len(names), 1))):
+            predicted = s_try * albedo + w_try
+            misfit = np.where(clipped[None, :] & (predicted >= observed[None, :]), 0.0, observed[None, :] - predicted)
+            cost = (np.linalg.norm(misfit, axis=1) / scale
+                    + HIGHLIGHT_COST * w_try[:, 0] / (float(np.mean(observed)) + 0.05))
+            costs = np.minimum(costs, cost)
+    scored = [(float(c), n) for c, n in zip(costs, names)]
     scored.sort()
     best, second = scored[0][0], scored[1][0] if len(scored) > 1 else math.inf
     confidence = 1.0 if not math.isfinite(second) else float(np.clip(2 * (second - best) / max(second, 1e-6), 0, 1))
