@@ -55,6 +55,7 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
+_PART_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))  # 3.5 mm
 
 
 @dataclass(frozen=True)
@@ -252,8 +253,9 @@ class BlockFinder:
         points = (np.stack([xs.ravel(), ys.ravel()], axis=1) + 0.5) * FINE_MM + np.asarray(origin)
         placed = fit_touching(points, labels[ys, xs].ravel(), [start], view.foot_mm, view.camera_height_mm,
                               ALL_HEIGHTS_MM)[0]
-        if placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT:
-            return None
+        if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
+                or placed.height_mm < TALL_FROM_MM):
+            return None  # a low box is the profile fit's to find (an outline alone says little of it)
         k = view.camera_height_mm / (view.camera_height_mm - placed.height_mm)
         top_rect = placed.footprint.scaled_about(view.foot_mm, k)
         fit = BoxFit(top=top_rect, silhouette=top_rect, height_mm=placed.height_mm, footprint=placed.footprint,
@@ -543,6 +545,7 @@ def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np
 
 CHROMA_APART = 12.0  # chromaticity (per cent of the channels' sum): closer is one colour (JPEG keeps colour at a quarter of the pixels)
 MAX_PARTS = 4
+MIN_PART_SHARE = 0.05  # of a candidate's pixels, the least a colour of its own has
 
 
 def chromaticity(bgr: np.ndarray) -> np.ndarray:
@@ -582,43 +585,52 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
     pixels = chromaticity(smooth.reshape(-1, 3)[inside])
     step = max(1, len(pixels) // 4000)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
-    k = min(MAX_PARTS, len(pixels[::step]))
-    _, _, centres = cv2.kmeans(np.ascontiguousarray(pixels[::step]), k, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
-    # merge centres closer than noise moves them (one brick's top and its shaded walls)
+    k = min(MAX_PARTS + 2, len(pixels[::step]))  # spare clusters for blurred edges and highlights
+    _, assigned, centres = cv2.kmeans(np.ascontiguousarray(pixels[::step]), k, None, criteria, 2,
+                                      cv2.KMEANS_PP_CENTERS)
+    # Clusters closer than noise moves them are one colour (a brick's top and its shaded walls):
+    # the largest first, each smaller one joining the largest within reach. (Chained, the blends
+    # along the edge between a red and a yellow brick would make the two one colour.)
     apart = chroma_tolerance(np.median(smooth.reshape(-1, 3)[inside], axis=0))
+    sizes = np.bincount(assigned.ravel(), minlength=len(centres))
     groups: list[list[int]] = []
-    for i in range(len(centres)):
-        for g in groups:
-            if min(np.linalg.norm(centres[i] - centres[j]) for j in g) < apart:
-                g.append(i)
-                break
+    for i in np.argsort(-sizes):
+        reach = [g for g in groups if np.linalg.norm(centres[i] - centres[g[0]]) < apart]
+        if reach:
+            reach[0].append(int(i))
         else:
-            groups.append([i])
+            groups.append([int(i)])
+    # Each colour is its largest cluster's; a colour of a few pixels (a blend along an edge, a
+    # highlight) is none, and its pixels go to the nearest colour.
+    groups = [g for g in groups if sizes[g].sum() >= MIN_PART_SHARE * sizes.sum()]
     if len(groups) < 2:
         return None
-    group_of = np.zeros(len(centres), int)
-    for gi, g in enumerate(groups):
-        group_of[g] = gi
+    representatives = centres[[g[0] for g in groups]]
     near = cv2.dilate(blob, np.ones((7, 7), np.uint8)) & seen
     points = np.flatnonzero(near.ravel())
     hue = chromaticity(smooth.reshape(-1, 3)[points])
     grouped = np.full(blob.size, -1, np.int32)
-    grouped[points] = group_of[np.argmin(np.linalg.norm(hue[:, None, :] - centres[None], axis=2), axis=1)]
+    grouped[points] = np.argmin(np.linalg.norm(hue[:, None, :] - representatives[None], axis=2), axis=1)
     grouped = grouped.reshape(blob.shape)
     cores: list[np.ndarray] = []
     core_group: list[int] = []
     for gi in range(len(groups)):
-        piece = cv2.morphologyEx(((grouped == gi) & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _BRICK_DISC)
+        # A narrower disc than a whole brick's: a one-stud brick beside a taller one shows only
+        # part of its top.
+        piece = cv2.morphologyEx(((grouped == gi) & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _PART_DISC)
         count, comp, stats, _ = cv2.connectedComponentsWithStats(piece, connectivity=4)
         for c in range(1, count):
-            if stats[c, cv2.CC_STAT_AREA] * FINE_MM ** 2 >= MIN_AREA_MM2:
-                core = _filled((comp == c).astype(np.uint8))
+            if stats[c, cv2.CC_STAT_AREA] * FINE_MM ** 2 >= MIN_AREA_MM2 / 2:
+                core = _filled((comp == c).astype(np.uint8), MIN_AREA_MM2 / 2)
                 if core is not None:
                     cores.append(core)
                     core_group.append(gi)
     order = sorted(range(len(cores)), key=lambda i: -int(cores[i].sum()))
     cores, core_group = [cores[i] for i in order], [core_group[i] for i in order]
     labels = np.where(near > 0, UNKNOWN, TABLE).astype(np.int32)
+    # A colour no brick has (a shadow on the table, the table blended into an edge) is not brick:
+    # scored as table, so that no brick grows into it unpunished.
+    labels[np.isin(grouped, [gi for gi in range(len(groups)) if gi not in core_group])] = TABLE
     for gi in range(len(groups)):
         # A colour's points go to its core when they touch only that one; slivers a few pixels
         # wide (a bright brick's edge blurred into the table reads as gray) go to none.
@@ -685,14 +697,14 @@ def _crop_resized(coarse: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_p
     return cv2.remap(coarse, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
-def _filled(mask: np.ndarray) -> np.ndarray | None:
+def _filled(mask: np.ndarray, least_mm2: float = MIN_AREA_MM2) -> np.ndarray | None:
     """The largest blob, holes filled (a white brick on a white mat shows little but its walls), or
-    None when it is smaller than any brick."""
+    None when it is smaller than `least_mm2` (any brick, seen whole)."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     if not contours:
         return None
     outline = max(contours, key=cv2.contourArea)
-    if cv2.contourArea(outline) * FINE_MM ** 2 < MIN_AREA_MM2:
+    if cv2.contourArea(outline) * FINE_MM ** 2 < least_mm2:
         return None
     filled = np.zeros_like(mask)
     cv2.drawContours(filled, [outline], -1, 1, -1)

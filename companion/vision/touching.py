@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, STUD_MM, Rect
+from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, PLATE_MM, STUD_MM, Rect
 
 # A brick's moves per step, along and across its axis: coarse, then fine about the best.
 COARSE_SHIFTS_MM = np.arange(-3.0, 3.0 + 1e-9, 1.0)
@@ -58,9 +58,14 @@ class Rays:
             self._along[key] = (self.points @ direction, 1.0 / drift)
         return self._along[key]
 
-    def entry_heights(self, footprints: list[Rect], heights_mm: np.ndarray) -> np.ndarray:
-        """For boxes on `footprints` (F, all turned alike) of each height (H,): the height at which
-        each ray enters the box, -1 where it misses it (F, H, N)."""
+    def entry_paired(self, footprints: list[Rect], heights_mm: np.ndarray) -> np.ndarray:
+        """`entry_heights` of box i on footprint i with height i only (F, N)."""
+        lo, hi = self._interval(footprints)
+        top = np.minimum(hi, np.asarray(heights_mm, float)[:, None])
+        return np.where(lo <= top, top, -1.0)
+
+    def _interval(self, footprints: list[Rect]) -> tuple[np.ndarray, np.ndarray]:
+        """Per footprint and ray, the heights between which the ray is inside the prism (F, N)."""
         axis = footprints[0].axis
         centres = np.array([f.centre for f in footprints])
         halves = np.array([f.half_mm for f in footprints])
@@ -73,7 +78,12 @@ class Rays:
             first, last = np.minimum(a, b), np.maximum(a, b)
             lo = first if lo is None else np.maximum(lo, first)
             hi = last if hi is None else np.minimum(hi, last)
-        lo = np.maximum(lo, 0.0)
+        return np.maximum(lo, 0.0), hi
+
+    def entry_heights(self, footprints: list[Rect], heights_mm: np.ndarray) -> np.ndarray:
+        """For boxes on `footprints` (F, all turned alike) of each height (H,): the height at which
+        each ray enters the box, -1 where it misses it (F, H, N)."""
+        lo, hi = self._interval(footprints)
         top = np.minimum(hi[:, None, :], np.asarray(heights_mm, float)[None, :, None])  # (F, H, N)
         return np.where(lo[:, None, :] <= top, top, -1.0)
 
@@ -104,73 +114,91 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], 
     pts, want = points_mm[scored], labels[scored]
     rays = Rays(pts, foot_mm, camera_height_mm)
     mid_h = float(np.median(heights))
-    footprints, tops = [], []
+
+    def k(h: float) -> float:
+        return camera_height_mm / (camera_height_mm - h)
+
+    def footprint(top_centre: np.ndarray, axis: np.ndarray, halves: tuple[float, float], h: float) -> Rect:
+        """A brick whose top, seen from the camera, is centred at `top_centre` (cast)."""
+        return Rect(foot_mm + (top_centre - foot_mm) / k(h), axis, halves)
+
+    # Each brick as the centre of its top as the camera sees it (what the map pins down best),
+    # its sides (snapped to bricks) and its height: raising it at a fixed top moves its
+    # footprint towards the camera's foot, as the wall grows.
+    top_centres, sides, tops = [], [], []
     for s in starts:
-        # The top uncast at a middle height, sides snapped to bricks; each part at its own.
-        k = camera_height_mm / (camera_height_mm - mid_h)
-        f = s.scaled_about(foot_mm, 1 / k)
-        footprints.append(Rect(f.centre, f.axis, (_snap_half(f.half_mm[0]), _snap_half(f.half_mm[1]))))
+        f = s.scaled_about(foot_mm, 1 / k(mid_h))
+        top_centres.append(s.centre.copy())
+        sides.append((f.axis, (_snap_half(f.half_mm[0]), _snap_half(f.half_mm[1]))))
         tops.append(mid_h)
 
+    def current(j: int) -> Rect:
+        return footprint(top_centres[j], sides[j][0], sides[j][1], tops[j])
+
     def entry(f: Rect, h: float) -> np.ndarray:
-        return rays.entry_heights([f], np.array([h]))[0, 0]
+        return rays.entry_paired([f], np.array([h]))[0]
 
     def agreement(fps: list[Rect], hs: list[float]) -> float:
         entries = np.array([entry(f, h) for f, h in zip(fps, hs)])
         seen = np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
         return float(np.mean(seen == want))
 
-    def wrong_for(i: int, candidates: list[Rect], hs: np.ndarray) -> np.ndarray:
-        """Points predicted wrong for each candidate footprint x height of brick i (C, H)."""
+    def wrong_for(i: int, candidates: list[tuple[Rect, float]]) -> np.ndarray:
+        """Points predicted wrong for each candidate (footprint, height) of brick i (C,)."""
         other_entry = np.full(len(pts), -1.0)
         other_label = np.full(len(pts), TABLE)
-        rest = [(j, f, h) for j, (f, h) in enumerate(zip(footprints, tops)) if j != i]
+        rest = [j for j in range(len(tops)) if j != i]
         if rest:
-            entries = np.array([entry(f, h) for _, f, h in rest])
+            entries = np.array([entry(current(j), tops[j]) for j in rest])
             other_entry = entries.max(axis=0)
-            idx = np.argmax(entries, axis=0)
-            other_label = np.where(other_entry < 0, TABLE, np.array([j for j, _, _ in rest])[idx])
-        mine = rays.entry_heights(candidates, hs)  # (C, H, N)
+            other_label = np.where(other_entry < 0, TABLE, np.array(rest)[np.argmax(entries, axis=0)])
+        mine = rays.entry_paired([f for f, _ in candidates], np.array([h for _, h in candidates]))  # (C, N)
         seen = np.where(mine > other_entry, i, other_label)
-        return np.sum(seen != want, axis=2)
+        return np.sum(seen != want, axis=1)
+
+    def best_of(i: int, options: list[tuple[np.ndarray, tuple[float, float], float]]) -> None:
+        """Brick i set to the option (top centre, sides, height) that predicts the map best."""
+        axis = sides[i][0]
+        costs = wrong_for(i, [(footprint(c, axis, halves, h), h) for c, halves, h in options])
+        c, halves, h = options[int(np.argmin(costs))]
+        top_centres[i], sides[i], tops[i] = c, (axis, halves), h
 
     for _ in range(ROUNDS):
-        moved = False
-        for i in range(len(footprints)):
-            f = footprints[i]
-            # where: moves along and across the axis at the current size and height
-            best = f
-            for shifts in (COARSE_SHIFTS_MM, FINE_SHIFTS_MM):  # 1 mm steps, then a quarter
-                shifted = [Rect(best.centre + du * f.axis + dv * f.across, f.axis, f.half_mm)
-                           for du in shifts for dv in shifts]
-                costs = wrong_for(i, shifted, np.array([tops[i]]))[:, 0]
-                best = shifted[int(np.argmin(costs))]
-            # how big and how tall: a stud more or less on either side, kept where it was
-            sized = []
+        before = [(c.copy(), sd[1], h) for c, sd, h in zip(top_centres, sides, tops)]
+        for i in range(len(tops)):
+            axis, across = sides[i][0], np.array([-sides[i][0][1], sides[i][0][0]])
+            # how tall, at the top as it is
+            best_of(i, [(top_centres[i], sides[i][1], float(h)) for h in heights])
+            # where the top is, with the height a plate either way (the two are coupled)
+            near = [float(h) for h in heights if abs(h - tops[i]) <= PLATE_MM + 1e-6]
+            for shifts, hs in ((COARSE_SHIFTS_MM, near), (FINE_SHIFTS_MM, [tops[i]])):
+                c0 = top_centres[i]
+                best_of(i, [(c0 + du * axis + dv * across, sides[i][1], h)
+                            for du in shifts for dv in shifts for h in hs])
+            # how big: a stud more or less on either side, the other sides kept where they are
+            options = []
+            half_a, half_b = sides[i][1]
             for da in (-STUD_MM, 0.0, STUD_MM):
                 for db in (-STUD_MM, 0.0, STUD_MM):
-                    ha, hb = best.half_mm[0] + da / 2, best.half_mm[1] + db / 2
+                    ha, hb = half_a + da / 2, half_b + db / 2
                     if min(ha, hb) * 2 < STUD_MM - GAP_MM - 1e-6:
                         continue
                     for sa in ((-1, 1) if da else (0,)):
                         for sb in ((-1, 1) if db else (0,)):
-                            centre = best.centre + sa * da / 2 * best.axis + sb * db / 2 * best.across
-                            sized.append(Rect(centre, best.axis, (ha, hb)))
-            # the size at the current height, then the height at that size
-            new_f = sized[int(np.argmin(wrong_for(i, sized, np.array([tops[i]]))[:, 0]))]
-            new_h = float(heights[int(np.argmin(wrong_for(i, [new_f], heights)[0]))])
-            if not (np.allclose(new_f.centre, f.centre, atol=1e-6) and new_f.half_mm == f.half_mm
-                    and new_h == tops[i]):
-                moved = True
-            footprints[i], tops[i] = new_f, new_h
-        if not moved:
+                            move = (sa * da / 2 * axis + sb * db / 2 * across) * k(tops[i])
+                            options.append((top_centres[i] + move, (ha, hb), tops[i]))
+            best_of(i, options)
+        if all(np.allclose(c, b[0], atol=1e-9) and sd[1] == b[1] and h == b[2]
+               for c, sd, h, b in zip(top_centres, sides, tops, before)):
             break
+    footprints = [current(j) for j in range(len(tops))]
     total = agreement(footprints, tops)
     placed = []
+    entries = np.array([entry(g, t) for g, t in zip(footprints, tops)])
+    seen = np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
     for i, (f, h) in enumerate(zip(footprints, tops)):
-        curve = wrong_for(i, [f], heights)[0]
-        entries = np.array([entry(g, t) for g, t in zip(footprints, tops)])
-        seen = np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
+        curve = wrong_for(i, [(footprint(top_centres[i], sides[i][0], sides[i][1], float(hh)), float(hh))
+                              for hh in heights])
         explained = float(np.mean(seen[want == i] == i)) if np.any(want == i) else 0.0
         placed.append(Placed(f, h, total, explained,
                              {float(hh): float(c - curve.min()) for hh, c in zip(heights, curve)}))

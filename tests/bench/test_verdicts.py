@@ -1,0 +1,75 @@
+"""`companion bench verdicts`: the comparison itself (truth against truth agrees everywhere; a block
+taken away or a unit moved shows up as a disagreement with its cause), and the command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from companion.bench.verdicts import FIELDS, VerdictScore, truth_state
+from companion.state import BlockState
+from companion.synth.scene import random_scene
+
+
+@pytest.fixture(scope="module")
+def scene():
+    return random_scene(3, n_walls=1, n_towers=1, n_touching=1)
+
+
+def test_the_truth_agrees_with_itself_on_every_pair(scene):
+    score = VerdictScore("truth")
+    truth = truth_state(scene)
+    score.add_table(0, scene, scene.setup(), truth, truth)
+    summary = score.summary()
+    assert summary["pairs"] > 20 and summary["all_fields"] == 1.0 and summary["tables_all_right"] == 1.0
+    assert set(summary["per_field"]) == set(FIELDS)
+
+
+def test_a_wall_and_a_tower_are_one_block_each_in_the_truth(scene):
+    truth = truth_state(scene)
+    assert len(truth.blocks) == len(scene.truth_blocks()) < len(scene.bricks)
+    tower = [b for b in truth.blocks if b.height_mm > 38.4]
+    assert len(tower) == 1 and tower[0].color == scene.bricks[scene.stacks[0][-1]].color
+
+
+def test_a_missed_block_and_a_moved_unit_are_the_causes_given(scene):
+    truth = truth_state(scene)
+    setup = scene.setup()
+    # every block gone: each pair whose line crossed one now differs, put down to a missed block
+    score = VerdictScore("no blocks")
+    score.add_table(0, scene, setup, replace(truth, blocks=()), truth)
+    summary = score.summary()
+    assert summary["all_fields"] < 1.0 and set(summary["causes"]) == {"missed block"}
+    # one unit 40 mm off: its pairs are put down to its position
+    moved = replace(truth, minis=tuple(replace(m, x_mm=m.x_mm + 40.0) if i == 0 else m
+                                       for i, m in enumerate(truth.minis)))
+    score = VerdictScore("moved")
+    score.add_table(0, scene, setup, moved, truth)
+    assert all(d.cause.startswith("position: unit %d" % truth.minis[0].id) for d in score.disagreements)
+    # a block where there is none, across a line of attack
+    stray = [BlockState(((u.x_mm - 20, u.y_mm - 3), (u.x_mm + 20, u.y_mm - 3), (u.x_mm + 20, u.y_mm + 3),
+                         (u.x_mm - 20, u.y_mm + 3)), 60.0, "red", id=99) for u in truth.minis[:1]]
+    score = VerdictScore("stray")
+    score.add_table(0, scene, setup, replace(truth, blocks=truth.blocks + tuple(stray)), truth)
+    assert all("false block" in d.cause or "footprint" in d.cause for d in score.disagreements)
+
+
+@pytest.mark.slow
+def test_the_command_prints_both_ways_per_field():
+    out = subprocess.run([sys.executable, "-m", "companion.cli", "bench", "verdicts", "--scenes", "1", "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert [m["method"] for m in data["methods"]] == ["pipeline", "plain (OpenCV markers, HSV blocks)"]
+    assert data["walls"] == data["towers"] == data["touching"] == 1
+    assert 0.0 <= data["methods"][0]["all_fields"] <= 1.0
+
+
+def test_the_command_refuses_no_scenes():
+    out = subprocess.run([sys.executable, "-m", "companion.cli", "bench", "verdicts", "--scenes", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 3 and out.stderr.strip().count("\n") == 0 and "--scenes" in out.stderr
