@@ -82,6 +82,8 @@ class VerdictScore:
     tables_all_right: int = 0
     agree: dict[str, int] = field(default_factory=lambda: {f: 0 for f in FIELDS})
     all_fields: int = 0
+    cover_wrong: int = 0  # pairs whose full or partial cover differs from the truth's
+    cover_wrong_flagged: int = 0  # of those, the ones the seen verdict called a close call
     disagreements: list[Disagreement] = field(default_factory=list)
 
     def add_table(self, index: int, scene: Scene, setup: Setup, seen: TableState, truth: TableState) -> None:
@@ -94,11 +96,17 @@ class VerdictScore:
                     continue
                 self.pairs += 1
                 want = verdict_fields(attack(truth_table, a.id, t.id))
+                flagged = False
                 if a.id not in seen_ids or t.id not in seen_ids:
                     got: dict[str, object] = {}
                 else:
-                    got = verdict_fields(attack(seen_table, a.id, t.id))
+                    seen_verdict = attack(seen_table, a.id, t.id)
+                    got = verdict_fields(seen_verdict)
+                    flagged = any(b.close_call for b in seen_verdict.cover.blocks)
                 wrong = tuple(f for f in FIELDS if got.get(f) != want[f])
+                if {"full_cover", "partial_cover"} & set(wrong):
+                    self.cover_wrong += 1
+                    self.cover_wrong_flagged += flagged
                 for f in FIELDS:
                     self.agree[f] += f not in wrong
                 if not wrong:
@@ -123,6 +131,7 @@ class VerdictScore:
                 "all_fields": share(self.all_fields, self.pairs),
                 "tables_all_right": share(self.tables_all_right, self.tables),
                 "causes": dict(sorted(causes.items(), key=lambda kv: -kv[1])),
+                "cover_wrong": self.cover_wrong, "cover_wrong_called_close": self.cover_wrong_flagged,
                 "worst": [d.to_json() for d in sorted(self.disagreements, key=lambda d: -len(d.fields))[:8]]}
 
 
@@ -210,7 +219,8 @@ def format_table(result: dict) -> str:
                  f"tables_all_right >= {TARGETS['tables_all_right']}")
     for m in result["methods"]:
         lines.append(f"{m['method']}: {m['pairs'] - round((m['all_fields'] or 0) * m['pairs'])} of {m['pairs']} pairs "
-                     f"differ; causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none"))
+                     f"differ; causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
+                     + f"; cover wrong on {m['cover_wrong']}, of them called a close call {m['cover_wrong_called_close']}")
     worst = result["methods"][0]["worst"]
     if worst:
         lines.append("worst disagreements (pipeline):")

@@ -79,6 +79,17 @@ def test_partial_cover_ranged_counts_each_block_melee_counts_one():
     assert v.legal and ("partial cover", 1) in [(m.name, m.value) for m in v.defence_modifiers]
 
 
+@pytest.mark.parametrize("height, kind, close", [(38.4, "partial", True), (41.6, "full", True), (43.2, "full", False),
+                                                 (19.2, "partial", False), (36.7, "partial", False)])
+def test_a_block_within_a_plate_of_the_target_height_is_called_close(height, kind, close):
+    # the camera reads heights in plates (3.2 mm): 38.4 against a 40 mm target could be full cover
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, height=40.0),
+              blocks=[block(7, 140, -30, 160, 30, height)])
+    (cover,) = line_cover(t, t.unit(1), t.unit(2), RED).blocks
+    assert cover.kind == kind and cover.close_call is close
+    assert ("close call" in cover.why) is close
+
+
 def test_partial_block_within_a_finger_of_the_shooter_gives_nothing():
     # block edge at x = 25: the shooter's base edge is at 12.5, 12.5 mm away (< 20 mm finger)
     t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0), blocks=[block(5, 25, -30, 35, 30, 9.6)])

@@ -22,6 +22,7 @@ RANGES = {"defender": (0, 1), "berserker": (0, 2), "polearm": (0, 4), "shooter":
 RANGED_CLASSES = frozenset({"shooter", "priest"})
 ELEVATION_MARGIN_MM = 1.0
 SHOOTER_OWN_COVER_FINGERS = 1
+CLOSE_CALL_MM = 3.2  # a plate: the camera's height step
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class CoverBlock:
     cover_height_mm: float  # top above the target's standing level
     kind: str  # full | partial | none (crosses but gives nothing)
     why: str
+    close_call: bool = False  # the block's top is within CLOSE_CALL_MM of the target's height
 
 
 @dataclass(frozen=True)
@@ -136,10 +138,15 @@ def line_cover(table: Table, attacker: Unit, target: Unit, profile: PlayerSpec) 
 def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, ranged: bool) -> CoverBlock:
     cover_h = block.height_mm - target.standing_mm
     footprint = tuple((round(x, 1), round(y, 1)) for x, y in block.footprint)
+    # Full against partial turns on a few mm: the camera reads a block's height to a plate and a
+    # ruler a mini's to a millimetre or so, so a verdict this close says so.
+    close = cover_h > 0 and abs(cover_h - target.height_mm) <= CLOSE_CALL_MM
+    hedge = (f" (a close call: {abs(cover_h - target.height_mm):.1f} mm from the target's height, within what a "
+             "camera and a ruler can tell apart; measure it on the table)") if close else ""
     if cover_h >= target.height_mm:
         return CoverBlock(block.id, footprint, block.height_mm, cover_h, "full",
                           f"block {block.id} is {cover_h:.0f} mm above the target's feet, the target is "
-                          f"{target.height_mm:.0f} mm tall: full cover")
+                          f"{target.height_mm:.0f} mm tall: full cover" + hedge, close)
     if cover_h <= 0:
         return CoverBlock(block.id, footprint, block.height_mm, cover_h, "none",
                           f"block {block.id} is not above the target's feet")
@@ -150,7 +157,7 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
                           "the target nothing")
     return CoverBlock(block.id, footprint, block.height_mm, cover_h, "partial",
                       f"block {block.id} is {cover_h:.0f} mm high against a {target.height_mm:.0f} mm target: "
-                      "partial cover")
+                      "partial cover" + hedge, close)
 
 
 def reaches(table: Table, unit: Unit, target: Unit, profile: PlayerSpec) -> tuple[bool, list[str]]:
