@@ -165,6 +165,8 @@ class BlockFinder:
         if filled is None:
             return []
         blob = filled
+        if mostly_skin(fine, blob, white):
+            return []  # a hand or an arm over the table (before the costly fits, which it would defeat)
         origin = (x0, y0)
         one = self._fit_one(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
         if one is not None and one.height_mm < TALL_FROM_MM:
@@ -331,9 +333,9 @@ class BlockFinder:
         light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
         relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         # Skin is judged under the paper's white balance (a white brick under a warm lamp is
-        # skin-toned), and only on what stands as high as a hand over the table does: a glossy
-        # red brick's top, paled by the lamp's reflection, is skin-toned too.
-        if fit.height_mm >= TALL_FROM_MM and looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
+        # skin-toned), and only on what stands as high as a hand's fingers on the table: a
+        # glossy red brick's top, paled by the lamp's reflection, is skin-toned too.
+        if fit.height_mm >= SKIN_FROM_MM and looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
             return None
         contrast = float(np.linalg.norm(top_bgr - table_here))
         if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):
@@ -468,12 +470,30 @@ def _channel_sum_sqrt(squares: np.ndarray) -> np.ndarray:
     return cv2.sqrt(cv2.transform(squares, np.ones((1, squares.shape[2]), np.float32)))
 
 
+def skin_toned(bgr: np.ndarray) -> np.ndarray:
+    """Per colour (N, 3) BGR: orange-ish hue, moderate saturation, bright (a hand or an arm)."""
+    pixels = np.clip(np.asarray(bgr, np.float32), 0, 255).astype(np.uint8).reshape(-1, 1, 3)
+    hsv = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV).reshape(-1, 3).astype(int)
+    return (hsv[:, 0] <= 22) & (hsv[:, 1] >= 45) & (hsv[:, 1] <= 170) & (hsv[:, 2] >= 90)
+
+
 def looks_like_skin(bgr: np.ndarray) -> bool:
-    """Skin: orange-ish hue, moderate saturation, bright (a hand or an arm over the table)."""
-    hsv = cv2.cvtColor(np.clip(np.asarray(bgr, float), 0, 255).astype(np.uint8).reshape(1, 1, 3),
-                       cv2.COLOR_BGR2HSV).reshape(3)
-    hue, sat, val = (int(v) for v in hsv)
-    return hue <= 22 and 45 <= sat <= 170 and val >= 90
+    return bool(skin_toned(np.asarray(bgr, float).reshape(1, 3))[0])
+
+
+SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: a hand, an arm
+SKIN_FROM_MM = 19.2  # a finger on the table is this thick; a skin-toned top lower than it is a brick
+HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)
+
+
+def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:
+    """Whether a candidate as big as a hand is mostly skin-toned once the paper is made white (a
+    brick is smaller; and a glossy red brick's paled top is skin-toned too)."""
+    inside = fine[blob > 0].astype(np.float32)
+    if len(inside) * FINE_MM ** 2 < HAND_MM2:
+        return False
+    balanced = inside / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO
+    return bool(np.mean(skin_toned(balanced)) > SKIN_SHARE)
 
 
 def tile_side_mm(marker_mm: float) -> float:
