@@ -592,6 +592,28 @@ class ColourParts:
     labels: np.ndarray  # int32 map, the fine window's shape
 
 
+def _clusters(points: np.ndarray, k: int, rounds: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """k-means++ from a fixed seed: the same frame always splits the same way (OpenCV's k-means
+    seeds from a global random state that any earlier call moves). Labels (N,), centres (k, D)."""
+    pts = np.asarray(points, np.float64)
+    rng = np.random.default_rng(0)
+    centres = [pts[int(rng.integers(len(pts)))]]
+    nearest = np.sum((pts - centres[0]) ** 2, axis=1)
+    for _ in range(1, k):
+        total = float(nearest.sum())
+        pick = int(rng.choice(len(pts), p=nearest / total)) if total > 0 else int(rng.integers(len(pts)))
+        centres.append(pts[pick])
+        nearest = np.minimum(nearest, np.sum((pts - centres[-1]) ** 2, axis=1))
+    c = np.array(centres)
+    for _ in range(rounds):
+        labels = np.argmin(np.linalg.norm(pts[:, None, :] - c[None], axis=2), axis=1)
+        moved = np.array([pts[labels == i].mean(axis=0) if np.any(labels == i) else c[i] for i in range(k)])
+        if np.allclose(moved, c, atol=1e-3):
+            break
+        c = moved
+    return np.argmin(np.linalg.norm(pts[:, None, :] - c[None], axis=2), axis=1), c
+
+
 def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> ColourParts | None:
     """A candidate's parts of one colour each: the pixels of `seen` (what differs from the table,
     near the candidate `blob`) clustered by chromaticity (a brick's walls are its top's colour in
@@ -604,15 +626,13 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
         return None
     pixels = chromaticity(smooth.reshape(-1, 3)[inside])
     step = max(1, len(pixels) // 4000)
-    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
     k = min(MAX_PARTS + 2, len(pixels[::step]))  # spare clusters for blurred edges and highlights
-    _, assigned, centres = cv2.kmeans(np.ascontiguousarray(pixels[::step]), k, None, criteria, 2,
-                                      cv2.KMEANS_PP_CENTERS)
+    assigned, centres = _clusters(pixels[::step], k)
     # Clusters closer than noise moves them are one colour (a brick's top and its shaded walls):
     # the largest first, each smaller one joining the largest within reach. (Chained, the blends
     # along the edge between a red and a yellow brick would make the two one colour.)
     apart = chroma_tolerance(np.median(smooth.reshape(-1, 3)[inside], axis=0))
-    sizes = np.bincount(assigned.ravel(), minlength=len(centres))
+    sizes = np.bincount(assigned, minlength=len(centres))
     groups: list[list[int]] = []
     for i in np.argsort(-sizes):
         reach = [g for g in groups if np.linalg.norm(centres[i] - centres[g[0]]) < apart]

@@ -364,7 +364,6 @@ def test_touching_bricks_of_different_colours_are_told_apart():
     assert summary["found"] == 1.0 and summary["colour_right"] == 1.0 and summary["false_per_frame"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: the taller of touching bricks is read 6.4 mm high (25.6 of 19.2)")
 def test_touching_bricks_have_their_heights():
     scene = _touching_scene()
     summary = _score(scene, Locator(scene.setup()).analyse(Renderer().render(scene)).blocks).summary()
