@@ -8,11 +8,15 @@
 2. Each candidate is cut out at 0.5 mm a pixel; its brightest uniform part is the top face (lit
    from above) when one stands out, else the candidate's own outline is the silhouette; that
    rectangle starts the box fit of `boxfit`, done on the camera image itself at sub-pixel steps.
-3. A fit is a block when it explains the candidate's outline, its top is one colour, not skin
-   nor the table's own, and it is no taller than a stack of bricks; its colour is named against
-   the anchors' white paper.
-4. A candidate no one box explains may be a wall that turns: its straight arms are fitted as boxes
-   that leave out where the others join them, and arms of one colour are one block, their union.
+3. A fit is a block when it explains the candidate's outline, its top is one colour (in shade
+   and in hue), not skin nor the table's own, and it is no taller than a tower of bricks; its
+   colour is named against the anchors' white paper (`colours.name_colour`). A fit four bricks
+   tall or more is asked again among a tower's heights, and against one box fitted to the outline
+   alone (a tower's walls are bands of many colours).
+4. A candidate no one box explains may be bricks of different colours that touch: split by
+   chromaticity and fitted together on that colour map (`touching`); or a wall that turns: its
+   straight arms are fitted as boxes that leave out where the others join them, and arms of one
+   colour are one block, their union; or a tower of many colours (one box on its outline).
 """
 
 from __future__ import annotations
