@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import cv2
 import numpy as np
@@ -35,7 +34,7 @@ from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, name_colour
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
-from companion.vision.touching import TABLE, UNKNOWN, fit_touching
+from companion.vision.touching import TABLE, UNKNOWN, Placed, fit_touching
 from companion.vision.touching import agreement as box_agreement
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
@@ -165,10 +164,9 @@ class BlockFinder:
         # Grown by 6 mm: the coarse search's closing drops a dark wall narrower than that.
         blob &= cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (25, 25)))
         opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
-        filled = _filled(opened)
-        if filled is None:
+        blob = _filled(opened)
+        if blob is None:
             return []
-        blob = filled
         if mostly_skin(fine, blob, white):
             return []  # a hand or an arm over the table (before the costly fits, which it would defeat)
         origin = (x0, y0)
@@ -178,10 +176,8 @@ class BlockFinder:
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
-            tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table)
-            if tower is not None and tower[1] > tower[2](one.fit.footprint, one.height_mm):
-                return [tower[0]]
-            return [one]
+            tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table, one)
+            return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
         parts = self._fit_parts(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
         if parts:
@@ -192,7 +188,7 @@ class BlockFinder:
             return arms
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
         tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table)
-        return [] if tower is None else [tower[0]]
+        return [] if tower is None else [tower]
 
     def _fit_parts(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                    blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
@@ -208,20 +204,16 @@ class BlockFinder:
         for mask in masks:
             top = _top_face(fine, mask)
             starts.append(_rect_mm(top if top is not None else mask, origin))
-        if any(max(r.half_mm) * 2 > MAX_SIDE_MM or min(r.half_mm) * 2 < STUD_MM - 3 for r in starts):
+        if not all(_brick_sized(r) for r in starts):
             return []
-        # Scored on every other point (1 mm apart): the map's edges are blurred over a pixel anyway.
-        ys, xs = np.mgrid[0:blob.shape[0]:2, 0:blob.shape[1]:2]
-        points = (np.stack([xs.ravel(), ys.ravel()], axis=1) + 0.5) * FINE_MM + np.asarray(origin)
-        placed = fit_touching(points, labels[ys, xs].ravel(), starts, view.foot_mm, view.camera_height_mm)
+        points, scored = _map_points(labels, origin)
+        placed = fit_touching(points, scored, starts, view.foot_mm, view.camera_height_mm)
         blocks = []
-        for i, (p, mask) in enumerate(zip(placed, masks)):
+        for p, mask in zip(placed, masks):
             if p.explained < MIN_SILHOUETTE_FIT:
                 continue
-            k = view.camera_height_mm / (view.camera_height_mm - p.height_mm)
-            top = p.footprint.scaled_about(view.foot_mm, k)
-            fit = BoxFit(top=top, silhouette=top, height_mm=p.height_mm, footprint=p.footprint,
-                         height_cost=p.height_cost)
+            fit = _placed_fit(view, p)
+            top = fit.top
             # Its colour where its own top shows (a taller neighbour may cover the rest of it).
             inner = Rect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
             own = np.zeros_like(mask)
@@ -234,49 +226,39 @@ class BlockFinder:
             if seen is None:
                 continue
             top_bgr, colour, colour_conf = seen
-            studs = (max(snap_side(2 * h)[0] for h in p.footprint.half_mm),
-                     min(snap_side(2 * h)[0] for h in p.footprint.half_mm))
             blocks.append(Block(p.footprint.corners(), p.height_mm, colour, p.explained, fit.height_confidence,
-                                colour_conf, studs, fit, top_bgr))
+                                colour_conf, _snapped(p.footprint)[1], fit, top_bgr))
         return blocks if len(blocks) >= 2 else []
 
     def _fit_tower(self, image: np.ndarray, view: TableView, fine: np.ndarray, diff: np.ndarray, blob: np.ndarray,
                    table_fine: np.ndarray, origin: tuple[float, float], level: float, white: np.ndarray,
-                   white_table: float) -> tuple[Block, float, Callable[[Rect, float], float]] | None:
+                   white_table: float, against: Block | None = None) -> Block | None:
         """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
         part): a tower's walls show a band per brick, in as many colours, which no profile of one
-        wall colour explains; its top is its own colour, at the outline's far end. With the share
-        of the outline's map it explains, and how to score another box (footprint, height) there."""
+        wall colour explains; its top is its own colour, at the outline's far end. With `against`,
+        only when it explains the outline's map better than that block does."""
         top = _top_face(fine, blob)
         if top is None:
             return None
         start = _rect_mm(top, origin)
-        if max(start.half_mm) * 2 > MAX_SIDE_MM or min(start.half_mm) * 2 < STUD_MM - 3:
+        if not _brick_sized(start):
             return None
         seen = (diff > level).astype(np.uint8) & cv2.dilate(blob, np.ones((7, 7), np.uint8))
-        labels = np.where(seen > 0, 0, TABLE).astype(np.int32)
-        ys, xs = np.mgrid[0:blob.shape[0]:2, 0:blob.shape[1]:2]
-        points = (np.stack([xs.ravel(), ys.ravel()], axis=1) + 0.5) * FINE_MM + np.asarray(origin)
-        placed = fit_touching(points, labels[ys, xs].ravel(), [start], view.foot_mm, view.camera_height_mm,
-                              ALL_HEIGHTS_MM)[0]
+        points, labels = _map_points(np.where(seen > 0, 0, TABLE).astype(np.int32), origin)
+        placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
         if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
                 or placed.height_mm < TALL_FROM_MM):
             return None  # a low box is the profile fit's to find (an outline alone says little of it)
-        k = view.camera_height_mm / (view.camera_height_mm - placed.height_mm)
-        top_rect = placed.footprint.scaled_about(view.foot_mm, k)
-        fit = BoxFit(top=top_rect, silhouette=top_rect, height_mm=placed.height_mm, footprint=placed.footprint,
-                     height_cost=placed.height_cost)
+        if against is not None and placed.agreement <= box_agreement(
+                points, labels, [(against.fit.footprint, against.height_mm)], view.foot_mm, view.camera_height_mm):
+            return None
+        fit = _placed_fit(view, placed)
         named = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
         if named is None:
             return None
         top_bgr, colour, colour_conf = named
-        studs = (max(snap_side(2 * h)[0] for h in placed.footprint.half_mm),
-                 min(snap_side(2 * h)[0] for h in placed.footprint.half_mm))
-        block = Block(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
-                      colour_conf, studs, fit, top_bgr)
-        scored = labels[ys, xs].ravel()
-        return block, placed.agreement, lambda footprint, height: box_agreement(
-            points, scored, [(footprint, height)], view.foot_mm, view.camera_height_mm)
+        return Block(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
+                     colour_conf, _snapped(placed.footprint)[1], fit, top_bgr)
 
     def _fit_one(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
@@ -294,7 +276,7 @@ class BlockFinder:
             if silhouette is None:
                 return None
             start = _rect_mm(silhouette, (x0, y0))
-        if max(start.half_mm) * 2 > MAX_SIDE_MM or min(start.half_mm) * 2 < STUD_MM - 3:
+        if not _brick_sized(start):
             return None
         # Up to five bricks first; a fit that does not explain the outline (or wants more) is
         # tried again among a tower's heights: a tower's many-coloured walls can lead the low
@@ -472,6 +454,27 @@ def colour_distance(view: np.ndarray, table: np.ndarray, blur_px: float) -> np.n
 def _channel_sum_sqrt(squares: np.ndarray) -> np.ndarray:
     """sqrt of the sum over channels, in OpenCV's loops (numpy's axis sum was most of the time)."""
     return cv2.sqrt(cv2.transform(squares, np.ones((1, squares.shape[2]), np.float32)))
+
+
+def _brick_sized(start: Rect) -> bool:
+    """Could a fit start from this rectangle: no longer than a wall of bricks in a row, no
+    narrower than a stud (less a blurred edge)?"""
+    return max(start.half_mm) * 2 <= MAX_SIDE_MM and min(start.half_mm) * 2 >= STUD_MM - 3
+
+
+def _map_points(labels: np.ndarray, origin_mm: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """A fine window's colour map as `touching` takes it: every other point (1 mm apart: the map's
+    edges are blurred over a pixel anyway), table mm (N, 2), and its labels (N,)."""
+    ys, xs = np.mgrid[0:labels.shape[0]:2, 0:labels.shape[1]:2]
+    points = (np.stack([xs.ravel(), ys.ravel()], axis=1) + 0.5) * FINE_MM + np.asarray(origin_mm)
+    return points, labels[ys, xs].ravel()
+
+
+def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
+    """A brick `touching` placed, as a box fit: its top the footprint cast to its height."""
+    top = placed.footprint.scaled_about(view.foot_mm, float(view.k(placed.height_mm)))
+    return BoxFit(top=top, silhouette=top, height_mm=placed.height_mm, footprint=placed.footprint,
+                  height_cost=placed.height_cost)
 
 
 def skin_toned(bgr: np.ndarray) -> np.ndarray:

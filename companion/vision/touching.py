@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, PLATE_MM, STUD_MM, Rect
+from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, PLATE_MM, STUD_MM, Rect, snap_side
 
 # A brick's moves per step, along and across its axis: coarse, then fine about the best.
 COARSE_SHIFTS_MM = np.arange(-3.0, 3.0 + 1e-9, 1.0)
@@ -60,8 +60,9 @@ class Rays:
             self._along[key] = (self.points @ d, (1.0 / drift).astype(np.float32))
         return self._along[key]
 
-    def entry_paired(self, footprints: list[Rect], heights_mm: np.ndarray) -> np.ndarray:
-        """`entry_heights` of box i on footprint i with height i only (F, N)."""
+    def entry_heights(self, footprints: list[Rect], heights_mm: np.ndarray) -> np.ndarray:
+        """For boxes on `footprints` (F, all turned alike), box i `heights_mm[i]` tall: the height at
+        which each ray enters each box, -1 where it misses it (F, N)."""
         lo, hi = self._interval(footprints)
         top = np.minimum(hi, np.asarray(heights_mm, float)[:, None])
         return np.where(lo <= top, top, -1.0)
@@ -82,12 +83,11 @@ class Rays:
             hi = last if hi is None else np.minimum(hi, last)
         return np.maximum(lo, 0.0), hi
 
-    def entry_heights(self, footprints: list[Rect], heights_mm: np.ndarray) -> np.ndarray:
-        """For boxes on `footprints` (F, all turned alike) of each height (H,): the height at which
-        each ray enters the box, -1 where it misses it (F, H, N)."""
-        lo, hi = self._interval(footprints)
-        top = np.minimum(hi[:, None, :], np.asarray(heights_mm, float)[None, :, None])  # (F, H, N)
-        return np.where(lo[:, None, :] <= top, top, -1.0)
+
+def predicted(rays: Rays, boxes: list[tuple[Rect, float]]) -> np.ndarray:
+    """Which box (its index) each ray sees first, or TABLE (N,)."""
+    entries = np.array([rays.entry_heights([f], np.array([h]))[0] for f, h in boxes])
+    return np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
 
 
 def agreement(points_mm: np.ndarray, labels: np.ndarray, boxes: list[tuple[Rect, float]], foot_mm: np.ndarray,
@@ -95,15 +95,12 @@ def agreement(points_mm: np.ndarray, labels: np.ndarray, boxes: list[tuple[Rect,
     """Share of the scored points of a colour map (`fit_touching`'s labels) that boxes (footprint,
     height; box i is part i) predict right."""
     scored = labels != UNKNOWN
-    rays = Rays(points_mm[scored], foot_mm, camera_height_mm)
-    entries = np.array([rays.entry_heights([f], np.array([h]))[0, 0] for f, h in boxes])
-    seen = np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
-    return float(np.mean(seen == labels[scored]))
+    return float(np.mean(predicted(Rays(points_mm[scored], foot_mm, camera_height_mm), boxes) == labels[scored]))
 
 
 def _snap_half(half_mm: float) -> float:
-    studs = max(1, int(round((2 * half_mm + GAP_MM) / STUD_MM)))
-    return (studs * STUD_MM - GAP_MM) / 2
+    """Half a side snapped to the nearest brick's (8n - 0.2 mm)."""
+    return (snap_side(2 * half_mm)[0] * STUD_MM - GAP_MM) / 2
 
 
 def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], foot_mm: np.ndarray,
@@ -138,12 +135,7 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], 
         return footprint(top_centres[j], sides[j][0], sides[j][1], tops[j])
 
     def entry(f: Rect, h: float) -> np.ndarray:
-        return rays.entry_paired([f], np.array([h]))[0]
-
-    def agreement(fps: list[Rect], hs: list[float]) -> float:
-        entries = np.array([entry(f, h) for f, h in zip(fps, hs)])
-        seen = np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
-        return float(np.mean(seen == want))
+        return rays.entry_heights([f], np.array([h]))[0]
 
     def wrong_for(i: int, candidates: list[tuple[Rect, float]]) -> np.ndarray:
         """Points predicted wrong for each candidate (footprint, height) of brick i (C,)."""
@@ -154,7 +146,7 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], 
             entries = np.array([entry(current(j), tops[j]) for j in rest])
             other_entry = entries.max(axis=0)
             other_label = np.where(other_entry < 0, TABLE, np.array(rest)[np.argmax(entries, axis=0)])
-        mine = rays.entry_paired([f for f, _ in candidates], np.array([h for _, h in candidates]))  # (C, N)
+        mine = rays.entry_heights([f for f, _ in candidates], np.array([h for _, h in candidates]))  # (C, N)
         seen = np.where(mine > other_entry, i, other_label)
         return np.sum(seen != want, axis=1)
 
@@ -194,10 +186,9 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], 
                for c, sd, h, b in zip(top_centres, sides, tops, before)):
             break
     footprints = [current(j) for j in range(len(tops))]
-    total = agreement(footprints, tops)
+    seen = predicted(rays, list(zip(footprints, tops)))
+    total = float(np.mean(seen == want))
     placed = []
-    entries = np.array([entry(g, t) for g, t in zip(footprints, tops)])
-    seen = np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
     for i, (f, h) in enumerate(zip(footprints, tops)):
         curve = wrong_for(i, [(footprint(top_centres[i], sides[i][0], sides[i][1], float(hh)), float(hh))
                               for hh in heights])

@@ -48,7 +48,7 @@ def test_entry_heights_agree_with_marching_the_rays():
     boxes = [(_brick((300, 250), 4, 2, 20), 28.8), (_brick(np.array([300, 250]) + beside, 4, 2, 20), 9.6)]
     points = _grid((300, 255))
     rays = Rays(points, FOOT, CAMERA_MM)
-    entries = np.array([rays.entry_heights([f], np.array([h]))[0, 0] for f, h in boxes])
+    entries = np.array([rays.entry_heights([f], np.array([h]))[0] for f, h in boxes])
     closed = np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
     marched = _marched_labels(points, boxes)
     assert np.mean(closed == marched) > 0.995  # the march's 0.1 mm steps blur the very edges
