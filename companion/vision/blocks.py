@@ -404,12 +404,16 @@ def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup
     return BlockFinder(setup, palette).find(image, camera, pose, minis, background)
 
 
+def same_colour_again(now_bgr: np.ndarray, then_bgr: np.ndarray) -> bool:
+    """Whether a colour measured again at the same place, under the same light, is the one
+    measured before (noise and a little shading apart)."""
+    return bool(np.linalg.norm(now_bgr - then_bgr) <= max(18.0, 0.2 * float(np.linalg.norm(then_bgr))))
+
+
 def top_colour_matches(image: np.ndarray, view: TableView, block: Block) -> bool:
     """Whether a known block's top still shows the colour it was found with (compared with that
     measurement itself, not with a palette name: the light there has not changed)."""
-    now = _top_colour(image, view, block.fit.top)
-    then = block.top_bgr
-    return bool(np.linalg.norm(now - then) <= max(18.0, 0.2 * float(np.linalg.norm(then))))
+    return same_colour_again(_top_colour(image, view, block.fit.top), block.top_bgr)
 
 
 def block_state(block: Block, block_id: int) -> BlockState:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from companion.state import BlockState, MiniState
-from companion.vision.blocks import Block, BlockFinder, block_state, top_colour_matches
+from companion.vision.blocks import Block, BlockFinder, block_state, same_colour_again, top_colour_matches
 from companion.vision.camera import CameraModel, TablePose
 
 SAME_PLACE_MM = 6.0  # footprint centres closer than this are the same block
@@ -137,10 +137,6 @@ class BlockWatch:
         return self._states
 
 
-def _colour_near(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(np.linalg.norm(a - b) <= max(18.0, 0.2 * float(np.linalg.norm(b))))
-
-
 def _ring_colour(image: np.ndarray, view, block: Block) -> np.ndarray:
     """The median colour of the table in a ring RING_MM around the block's footprint."""
     centre = block.footprint_mm.mean(axis=0)
@@ -163,7 +159,7 @@ def _shows_table(image: np.ndarray, view, c: _Candidate) -> bool:
     centre = c.block.footprint_mm.mean(axis=0)
     inner = centre + (c.block.footprint_mm - centre) * 0.6
     points = np.concatenate([inner, [centre], (inner + np.roll(inner, -1, axis=0)) / 2])
-    return _colour_near(np.median(view.sample(image, points), axis=0), c.table_bgr)
+    return same_colour_again(np.median(view.sample(image, points), axis=0), c.table_bgr)
 
 
 def _same_place(a: Block, b: Block) -> bool:
