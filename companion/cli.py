@@ -46,7 +46,7 @@ def cmd_locate(args: argparse.Namespace) -> int:
     from companion.vision.pipeline import Locator
     from companion.vision.sources import read_image
 
-    setup = load_setup(args.setup)
+    setup = load_setup(args.setup, need_anchors=True)
     if args.draw:
         from companion.files import check_image_target
 
@@ -310,7 +310,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from companion.setup_file import load_setup
     from companion.vision.sources import open_source
 
-    setup = load_setup(args.setup)
+    setup = load_setup(args.setup, need_anchors=True)
     with open_source(args.camera) as source:
         frame = source.read()
     if frame is None:
@@ -461,7 +461,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from companion.vision.sources import ImageFolderSource, LoopingSource, open_source
     from web.server import serve
 
-    setup = load_setup(args.setup)
+    setup = load_setup(args.setup, need_anchors=True)
     spec = args.camera.strip()
     live = spec.isdigit() or "://" in spec
     if not live and not Path(spec).exists():

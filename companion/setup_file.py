@@ -33,6 +33,10 @@ class TableSpec:
     width_mm: float = 1200.0  # along x, towards anchor 1
     depth_mm: float = 800.0  # along y, towards anchor 3
 
+    def beyond_mm(self, x_mm: float, y_mm: float) -> float:
+        """How far a point lies beyond the table's edge (0 on the table)."""
+        return max(0.0, -x_mm, x_mm - self.width_mm, -y_mm, y_mm - self.depth_mm)
+
 
 @dataclass(frozen=True)
 class AnchorSpec:
@@ -122,7 +126,7 @@ class _Problems:
         self.items: list[str] = []
 
     def add(self, key: str, message: str) -> None:
-        self.items.append(f"{key}: {message}")
+        self.items.append(f"{key}: {message}" if key else message)
 
     def raise_if_any(self) -> None:
         if self.items:
@@ -206,8 +210,11 @@ _TOP_KEYS = {"table", "markers", "anchors", "camera", "ruleset", "players", "min
 _MINI_KEYS = {"id", "name", "marker_mm", "player", "faction", "class", "base_mm", "height_mm", "marker_height_mm"}
 
 
-def parse_setup(data: dict[str, Any], path: str) -> Setup:
-    """Validate an already-parsed TOML document; raises SetupError listing every problem."""
+def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> Setup:
+    """Validate an already-parsed TOML document; raises SetupError listing every problem.
+
+    `need_anchors`: the setup is to register a camera's frames (locate, doctor, serve), which
+    needs one anchor at least; the rules on a saved state and the calibrations do not."""
     from companion.rules.registry import systems  # imported here: the rule systems import this module
 
     known = systems()
@@ -297,6 +304,14 @@ def parse_setup(data: dict[str, Any], path: str) -> Setup:
             _unknown(p, sec, other.section_keys, other.section)
             sections[other.section] = dict(sec)
 
+    if not data:
+        p.add("", "the file is empty: a setup needs at least [table] and one [[anchors]]")
+    elif not anchors and need_anchors:
+        p.add("anchors", "none given: at least one [[anchors]] (id, x_mm, y_mm) is needed to register the table")
+    for i, a in enumerate(anchors):
+        if not (0.0 <= a.x_mm <= table.width_mm and 0.0 <= a.y_mm <= table.depth_mm):
+            p.add(f"anchors[{i}]", f"at ({a.x_mm:g}, {a.y_mm:g}) mm, off the {table.width_mm:g} x "
+                  f"{table.depth_mm:g} mm table (the table frame starts at its corner next to anchor 0)")
     _cross_checks(p, anchors, players, minis, objects)
     setup = Setup(path=path, table=table, dictionary=dictionary, anchors=tuple(anchors),
                   camera=camera, ruleset=ruleset, players=tuple(players), minis=tuple(minis),
@@ -347,7 +362,7 @@ def _cross_checks(p: _Problems, anchors: list[AnchorSpec], players: list[PlayerS
             p.add(f"minis[{i}].height_mm", f"must be >= 0, got {m.height_mm}")
 
 
-def load_setup(path: str | Path) -> Setup:
+def load_setup(path: str | Path, need_anchors: bool = False) -> Setup:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -359,7 +374,7 @@ def load_setup(path: str | Path) -> Setup:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SetupError(f"{path}: not valid TOML ({exc})") from None
-    return parse_setup(data, str(path))
+    return parse_setup(data, str(path), need_anchors)
 
 
 def default_anchors(table: TableSpec, size_mm: float = 50.0, inset_mm: float = 45.0) -> tuple[AnchorSpec, ...]:

@@ -18,6 +18,7 @@ from companion.errors import InputError
 # Facts of the table that the camera and the rules both stand on:
 KNOCKED_OVER_DEG = 45.0  # a mini whose marker is tilted more than this from flat has been knocked over
 BRICK_MM = 9.6  # a brick's height (a plate is a third of it)
+OFF_TABLE_MM = 10.0  # a base whose edge lies further than this beyond the table's edge is not on it
 
 
 @dataclass(frozen=True)

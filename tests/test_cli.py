@@ -53,9 +53,11 @@ def test_locate_readable_output(scene_files, capsys):
 @pytest.mark.parametrize("setup_text, frame_kind, code, words", [
     ("[table]\nwidth_mm = 'x'\n", "good", 2, "table.width_mm"),
     ("[markers]\ndictionary = 'DICT_NOPE'\n", "good", 2, "markers.dictionary"),
-    ("", "missing", 3, "image not found"),
-    ("", "corrupt", 3, "not a readable image"),
+    ("[[anchors]]\nid = 0\nx_mm = 45\ny_mm = 45\n", "missing", 3, "image not found"),
+    ("[[anchors]]\nid = 0\nx_mm = 45\ny_mm = 45\n", "corrupt", 3, "not a readable image"),
     (None, "good", 2, "setup file not found"),
+    ("", "good", 2, "the file is empty"),
+    ("[table]\nwidth_mm = 600\ndepth_mm = 400\n", "good", 2, "anchors: none given"),
 ])
 def test_bad_input_is_one_line_and_an_exit_code(scene_files, tmp_path, setup_text, frame_kind, code, words):
     _, folder = scene_files

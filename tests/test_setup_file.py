@@ -77,6 +77,7 @@ def test_defaults_for_missing_optional_keys(write_setup):
     ("[ruleset]\nname = 'chess'\n", "ruleset.name"),
     ("[[objects]]\nid = 9\nkind = 'tower'\n", "objects[0].kind"),
     ("surprise = 1\n", "surprise"),
+    ("[[anchors]]\nid = 0\nx_mm = 1300\ny_mm = 45\n", "anchors[0]: at (1300, 45) mm, off the"),
 ])
 def test_every_bad_value_names_file_and_key(write_setup, text, key):
     path = write_setup(text)
@@ -90,6 +91,15 @@ def test_all_problems_are_reported_at_once(write_setup):
     with pytest.raises(SetupError) as err:
         load_setup(write_setup("[table]\nwidth_mm = 'x'\ndepth_mm = -1\n"))
     assert "table.width_mm" in str(err.value) and "table.depth_mm" in str(err.value)
+
+
+def test_an_empty_setup_is_refused_not_taken_for_a_camera_problem(write_setup):
+    with pytest.raises(SetupError, match="the file is empty: a setup needs at least"):
+        load_setup(write_setup(""))
+    only_table = write_setup("[table]\nwidth_mm = 600\n")
+    assert load_setup(only_table).anchors == ()  # the rules on a saved state need no anchor
+    with pytest.raises(SetupError, match=r"anchors: none given: at least one \[\[anchors\]\]"):
+        load_setup(only_table, need_anchors=True)  # a camera's frames do
 
 
 def test_missing_and_malformed_files(tmp_path, write_setup):

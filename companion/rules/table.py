@@ -11,7 +11,7 @@ from functools import cached_property
 from companion.errors import InputError
 from companion.rules.geometry import Point, Polygon, circle_polygon
 from companion.setup_file import PlayerSpec, Setup
-from companion.state import KNOCKED_OVER_DEG, TableState
+from companion.state import KNOCKED_OVER_DEG, OFF_TABLE_MM, TableState
 
 ON_TABLE_BELOW_MM = 5.0  # a standing level under this counts as the table itself
 
@@ -65,6 +65,7 @@ class Table:
     players: tuple[PlayerSpec, ...]
     unlisted: tuple[int, ...] = ()  # ids the state placed that the setup's roster does not list
     setup_path: str = ""
+    off_table: tuple[tuple[int, Point, float], ...] = ()  # (id, centre, mm beyond the edge): not in play
 
     @cached_property
     def _by_id(self) -> dict[int, Unit]:
@@ -77,6 +78,12 @@ class Table:
             if unit_id in self.unlisted:
                 raise InputError(f"unit {unit_id}: on the table, but the setup {self.setup_path or '(no file)'} "
                                  f"lists no mini with id {unit_id} (add it under [[minis]])") from None
+            off = next((o for o in self.off_table if o[0] == unit_id), None)
+            if off is not None:
+                (x, y), beyond = off[1], off[2]
+                raise InputError(f"unit {unit_id}: off the table, seen at ({x:.0f}, {y:.0f}) mm, {beyond:.0f} mm "
+                                 f"beyond its edge (the table of {self.setup_path or 'the setup'}); "
+                                 f"put it back on the table to play it") from None
             raise InputError(f"unit {unit_id}: not on the table (units seen: {sorted(self._by_id)})") from None
 
     def player(self, name: str) -> PlayerSpec:
@@ -87,11 +94,15 @@ class Table:
 
     @classmethod
     def from_state(cls, state: TableState, setup: Setup) -> "Table":
-        units, unlisted = [], []
+        units, unlisted, off_table = [], [], []
         for m in state.minis:
             spec = setup.mini(m.id)
             if spec is None:
                 unlisted.append(m.id)
+                continue
+            beyond = setup.table.beyond_mm(m.x_mm, m.y_mm)
+            if beyond > spec.base_mm / 2 + OFF_TABLE_MM:
+                off_table.append((m.id, (m.x_mm, m.y_mm), beyond))
                 continue
             standing = m.z_mm - spec.marker_height
             units.append(Unit(id=m.id, name=spec.name, player=spec.player or m.player, faction=spec.faction,
@@ -104,4 +115,4 @@ class Table:
         objects = tuple(TableObject(o.id, specs[o.id].kind, specs[o.id].name, (o.x_mm, o.y_mm), specs[o.id].radius_mm)
                         for o in state.objects if o.id in specs)
         players = setup.players or tuple(PlayerSpec(name) for name in sorted({u.player for u in units if u.player}))
-        return cls(tuple(units), blocks, objects, players, tuple(unlisted), setup.path)
+        return cls(tuple(units), blocks, objects, players, tuple(unlisted), setup.path, tuple(off_table))

@@ -24,3 +24,16 @@ def test_a_unit_placed_but_not_in_the_roster_names_the_setup_file():
 def test_a_unit_not_placed_lists_the_units_seen():
     with pytest.raises(InputError, match=r"unit 9: not on the table \(units seen: \[4\]\)"):
         _table().unit(9)
+
+
+def test_a_unit_beyond_the_tables_edge_is_not_in_play_and_says_where_it_was_seen():
+    setup = Setup(path="club/table.toml", table=TableSpec(1200.0, 800.0), players=(PlayerSpec("red"),),
+                  minis=(MiniSpec(id=4, name="orc", player="red"), MiniSpec(id=5, name="elf", player="red")))
+    state = TableState(registered=True, minis=(MiniState(4, -85.0, 100.0, 40.0, 90.0),  # set aside, by the edge
+                                               MiniState(5, 1205.0, 400.0, 40.0, 90.0)))  # its base over the edge
+    table = Table.from_state(state, setup)
+    assert table.unit(5).centre == (1205.0, 400.0)
+    with pytest.raises(InputError, match=r"unit 4: off the table, seen at \(-85, 100\) mm, 85 mm beyond its edge "
+                                         r"\(the table of club/table.toml\)"):
+        table.unit(4)
+    assert [u.id for u in table.units] == [5]
