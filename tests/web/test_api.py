@@ -127,9 +127,12 @@ def test_a_siege_round_by_round_with_409_when_not_allowed(running):
     game = post("/api/game/end-round").get_json()
     assert game["round"] == 2 and game["rounds_done"] == 1
     assert game["control"] == {"castle": "blue"}  # read from the camera when the turn ended
-    assert "blue" in game["log"][-1] or "round" in game["log"][-1]
+    # One line per event, so one Undo takes back exactly the last line the players read.
+    assert game["log"][-1] == "blue ended the turn; round 1 ended, a coin by the castle (1 of 10)"
+    lines = len(game["log"])
     undone = post("/api/game/undo").get_json()
     assert undone["round"] == 1 and undone["turn"] == "blue"
+    assert undone["undone"] == game["log"][-1] and len(undone["log"]) == lines - 1
     log = client.get("/api/log").get_json()
     assert [e["kind"] for e in log["events"]] == ["start_turn", "end_turn", "start_turn"]
     again = post("/api/game", {"mode": "skirmish"})

@@ -186,5 +186,7 @@ def end_round():
 @bp.post("/game/undo")
 def undo():
     c = companion()
-    _store(c).pop()
-    return jsonify(game_json(c))
+    store = _store(c)
+    log = store.game.log if store.game is not None else []
+    store.pop()
+    return jsonify({**game_json(c), "undone": log[-1] if log else ""})

@@ -428,8 +428,9 @@ class Game:
         miner = control.get("mine")
         if miner in s.coins and self.mode != "siege":
             s.coins[miner] += 1
-        s.log.append(f"round {s.rounds_done} ended" + (f"; a coin by the castle ({s.rounds_done} of {SIEGE_ROUNDS})"
-                                                         if self.mode == "siege" else ""))
+        # One line per event: the round ends with its last turn, and one Undo takes both back.
+        s.log[-1] += f"; round {s.rounds_done} ended" + (f", a coin by the castle ({s.rounds_done} of {SIEGE_ROUNDS})"
+                                                         if self.mode == "siege" else "")
         if self.mode == "siege" and not s.winner:
             attacker = self._other(self.castle_holder)
             holder = control.get("castle")

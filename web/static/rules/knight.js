@@ -172,7 +172,13 @@ $("roll").addEventListener("submit", (event) => {
 });
 $("end-turn").addEventListener("click", () => gameAction("/api/game/end-turn"));
 $("end-round").addEventListener("click", () => gameAction("/api/game/end-round"));
-$("undo").addEventListener("click", () => gameAction("/api/game/undo"));
+$("undo").addEventListener("click", async () => {
+  try {
+    const g = await api("/api/game/undo", { method: "POST" });
+    if (ui.state) { ui.state.game = g; renderGame(); }
+    flash(`Took back: ${g.undone}`);  // one line of the log, one Undo
+  } catch (e) { flash(e.message); }
+});
 
 // The turn under way, refereed by the camera: every move with its AP, turns, fortifications, and
 // warnings when the turn spends more than its dice or the other side's units moved.
