@@ -93,8 +93,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
     regions = reach(table, unit.id, args.ap, profile, (setup.table.width_mm, setup.table.depth_mm), squad=args.squad)
     if args.json:
         print_json({"unit": unit.id, "ap": args.ap, "player": profile.name, "cell_mm": CELL_MM,
-                     "regions": [{"ap": r.ap, "area_mm2": r.area_mm2, "polygons": [list(map(list, p)) for p in r.polygons]}
-                                 for r in regions]})
+                     "regions": [r.to_json() for r in regions]})
     else:
         for r in regions:
             print(f"with {r.ap} AP: {r.area_mm2 / 100:.0f} cm2 of table in reach ({len(r.polygons)} rectangles)")

@@ -1,7 +1,7 @@
 import math
 
 from companion.rules.geometry import point_in_polygon
-from companion.rules.knight.moves import climb_ap, path_cost, reach
+from companion.rules.knight.moves import climb_ap, outlines, path_cost, reach
 from companion.rules.knight.watch import fortifications, knocked_over, sealed
 from tests.rules.knight_table import RED, block, table, unit
 
@@ -88,3 +88,42 @@ def test_bounds_keep_the_base_on_the_table():
     t = table(unit(1, "red", 30, 30))
     regions = reach(t, 1, 1, RED, bounds_mm=(1200, 800))
     assert not inside(regions, 1, (5, 30)) and inside(regions, 1, (20, 30))
+
+
+def _inside_outlines(loops, point) -> bool:
+    return sum(point_in_polygon(point, loop) for loop in loops) % 2 == 1  # even-odd: holes are loops too
+
+
+def _signed_area(loop) -> float:
+    return sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(loop, loop[1:] + loop[:1])) / 2
+
+
+def test_a_regions_outline_is_its_cells_without_the_stair_steps():
+    cells = {(i, j) for i in range(-20, 21) for j in range(-20, 21) if math.hypot(i, j) <= 19.5}
+    cells -= {(i, j) for i in range(-3, 4) for j in range(-25, 26)}  # a strip cut out: two halves
+    cells -= {(i, j) for i in range(8, 13) for j in range(-2, 3)}  # and a hole in one of them
+    loops = [list(loop) for loop in outlines(cells, (0.0, 0.0), 10.0)]
+    assert len(loops) == 2 + 1
+    assert sorted(_signed_area(loop) > 0 for loop in loops) == [False, True, True]  # the hole runs clockwise
+    area = sum(_signed_area(loop) for loop in loops)
+    assert abs(area - len(cells) * 100.0) < 0.02 * len(cells) * 100.0
+    centre = lambda i, j: ((i + 0.5) * 10.0, (j + 0.5) * 10.0)  # noqa: E731
+    all_cells = [(i, j) for i in range(-22, 23) for j in range(-22, 23)]
+    wrong = [c for c in all_cells if _inside_outlines(loops, centre(*c)) != (c in cells)]
+    assert len(wrong) <= 0.01 * len(cells)
+    for loop in loops:  # a grid's edge turns by 90 degrees at every step; this one turns gently
+        for a, b, c in zip(loop[-1:] + loop[:-1], loop, loop[1:] + loop[:1]):
+            turn = math.degrees(abs(math.remainder(math.atan2(c[1] - b[1], c[0] - b[0])
+                                                   - math.atan2(b[1] - a[1], b[0] - a[0]), math.tau)))
+            assert turn < 46.0
+
+
+def test_reach_carries_the_outline_of_each_region():
+    t = table(unit(1, "red", 500, 400), blocks=[block(9, 540, 200, 560, 600, 48)])
+    regions = reach(t, 1, 2, RED)
+    for region in regions:
+        assert region.outlines
+        assert all(_inside_outlines(region.outlines, p) == inside(regions, region.ap, p)
+                   for p in [(500 + dx, 400 + dy) for dx in range(-390, 391, 37) for dy in range(-390, 391, 41)]
+                   if min(abs(math.hypot(p[0] - 500, p[1] - 400) - r) for r in (198, 376)) > 15
+                   and not 520 < p[0] < 580)

@@ -137,16 +137,58 @@ def test_a_player_measures_reads_a_verdict_and_plays_a_siege_round(knight):
     assert page.locator("#log li").count() >= 4
     page.locator("#undo").click()
     page.wait_for_function("document.querySelector('#round-chip').textContent === 'Round 1 of 10'")
+    # one Undo, one line of the log: the turn that ended the round, said back to the player
+    assert page.locator("#banner").inner_text() == "Took back: blue ended the turn; round 1 ended, a coin by the castle (1 of 10)"
     assert knight.errors == []
 
 
-def test_one_handed_on_a_phone_no_sideways_scrolling_and_big_tap_targets(knight):
+_LABEL_BOXES = """() => [...document.querySelectorAll('#map text')].map(t => {
+    const r = t.getBoundingClientRect(); return [t.textContent, t.getAttribute('class'), r.left, r.top, r.right, r.bottom]; })"""
+_BASES = """() => [...document.querySelectorAll('#map g.unit circle:last-of-type')].map(c => {
+    const r = c.getBoundingClientRect(); return [c.parentNode.dataset.id, r.left, r.top, r.right, r.bottom]; })"""
+
+
+def _overlap(a, b) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def test_the_maps_labels_cover_no_label_and_no_unit_and_the_zoom_button_is_off_the_map(knight, tmp_path):
+    page = knight.page
+    knight.join()
+    for view, button in (("fit units", "Whole table"), ("whole table", "Fit units")):
+        page.wait_for_selector("#map text.label-height >> nth=4")  # the blocks come with the first block search
+        page.screenshot(path=str(tmp_path / f"map {view}.png"))  # looked at while writing this test
+        labels = page.evaluate(_LABEL_BOXES)
+        bases = page.evaluate(_BASES)
+        assert len(bases) == 8 and len(labels) >= 8 + 5  # every unit's id, the castle walls' heights
+        heights = [text for text, kind, *_ in labels if kind == "label-height"]
+        assert heights and all(text.endswith(" mm") for text in heights)  # never read as a unit id
+        for i, (text, _, *box) in enumerate(labels):
+            for other, _, *other_box in labels[i + 1:]:
+                assert _overlap(box, other_box) < 2.0, f"{view}: label {text!r} overlaps {other!r}"
+            for unit, *base in bases:
+                assert _overlap(box, base) < 2.0, f"{view}: label {text!r} covers unit {unit}"
+        zoom = page.locator("#zoom").bounding_box()
+        map_box = page.locator("#map").bounding_box()
+        assert zoom["y"] >= map_box["y"] + map_box["height"] - 1  # under the map, covering nothing on it
+        assert page.locator("#zoom").inner_text() == button
+        page.locator("#zoom").click()
+    assert knight.errors == []
+
+
+def test_one_handed_on_a_phone_no_sideways_scrolling_and_big_tap_targets(knight, tmp_path):
     page = knight.page
     knight.join()
     knight.tap_unit(4)
     page.wait_for_selector("#enemies li")
     page.locator("#moves").click()
     page.wait_for_selector(".move-region")
+    # one smooth outline per AP (not a staircase of grid rectangles), each with its swatch in words
+    ap = int(page.locator("#ap").inner_text())
+    assert page.locator("path.move-region").count() == ap and page.locator("polygon.move-region").count() == 0
+    assert page.locator("#moves-out .moves-legend .key").count() == ap
+    assert all(f"{k} AP" in page.locator("#moves-out .moves-legend").inner_text() for k in range(1, ap + 1))
+    page.screenshot(path=str(tmp_path / "moves.png"))  # looked at while writing this test
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     small = page.evaluate("""() => [...document.querySelectorAll('button, select')]
         .filter(e => e.offsetParent !== null)

@@ -1,6 +1,7 @@
 """GET /api/moves?unit=A&ap=N[&player=P&squad=1]: where the unit can get with N action points (0-6),
-as rectangles on the table: {unit, ap, player, cell_mm, regions [{ap, area_mm2, polygons [[[x,y]..]]}]}
-(region k: reachable with exactly k AP or fewer)."""
+as rectangles on the table and as outlines: {unit, ap, player, cell_mm, regions [{ap, area_mm2,
+polygons [[[x,y]..]], outlines [[[x,y]..]]}]} (region k: reachable with k AP or fewer; its outlines
+are closed loops, holes included, to fill even-odd)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,7 @@ def get_moves():
                     squad=arg_bool("squad"))
     c.asking.show(region_shapes(regions))
     return jsonify({"unit": unit.id, "ap": ap, "player": profile.name, "cell_mm": CELL_MM,
-                    "regions": [{"ap": r.ap, "area_mm2": round(r.area_mm2), "polygons": [
-                        [[round(x, 1), round(y, 1)] for x, y in p] for p in r.polygons]} for r in regions]})
+                    "regions": [r.to_json() for r in regions]})
 
 
 def region_shapes(regions: list[Region]) -> list[Shape]:

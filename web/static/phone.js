@@ -131,13 +131,10 @@ function drawMap() {
   hook("drawUnder", svg);
   for (const b of s.blocks) {
     svg.append(el("svg:polygon", { points: pts(b.footprint_mm), fill: blockColour(b.color), stroke: "#000", "stroke-width": 1.5, class: "block" }));
-    const c = centroid(b.footprint_mm);
-    svg.append(el("svg:text", { x: c[0], y: Y(c[1]) + 7, "text-anchor": "middle" }, `${Math.round(b.height_mm)}`));
   }
   for (const o of s.objects) {
     const owner = o.controller ? colourOf(o.controller) : "#fff";
     svg.append(el("svg:circle", { cx: o.x_mm, cy: Y(o.y_mm), r: o.radius_mm, fill: "none", stroke: owner, "stroke-width": 3, "stroke-dasharray": "12 8" }));
-    svg.append(el("svg:text", { x: o.x_mm, y: Y(o.y_mm) - o.radius_mm - 8, "text-anchor": "middle" }, `${o.name || o.kind}${o.controller ? ": " + o.controller : ""}`));
   }
   for (const squad of s.squads) drawSquad(svg, squad);
   hook("drawOver", svg);
@@ -146,7 +143,59 @@ function drawMap() {
     const a = unitById(ui.selected[0]), b = unitById(ui.selected[1]);
     if (a && b) svg.append(el("svg:line", { x1: a.x_mm, y1: Y(a.y_mm), x2: b.x_mm, y2: Y(b.y_mm), stroke: "#fff", "stroke-width": 3, "stroke-dasharray": "10 6" }));
   }
+  drawLabels(svg, s);
 }
+
+// --- labels ---------------------------------------------------------------------------------------
+
+// Every label goes where it overlaps nothing placed before it: the unit ids first (what players
+// tap by), then the objects' names, then the blocks' heights (in mm, smaller and in italics, so a
+// height never reads as a unit id). Each tries below, above, right and left of what it names and
+// the diagonals; when all are taken, the least covered. Each text is measured as drawn.
+const LABEL_TRIES = [[0, 1], [0, -1], [1, 0], [-1, 0], [1, 1], [-1, 1], [1, -1], [-1, -1]];
+
+function drawLabels(svg, s) {
+  const taken = [];  // [x0, y0, x1, y1, weight] in map coordinates (y down)
+  for (const u of s.units) {
+    const r = u.base_mm / 2, h = u.heading_deg * Math.PI / 180;
+    taken.push([u.x_mm - r, Y(u.y_mm) - r, u.x_mm + r, Y(u.y_mm) + r, 1]);
+    const tip = [u.x_mm + (r + 14) * Math.cos(h), Y(u.y_mm + (r + 14) * Math.sin(h))];
+    taken.push([tip[0] - 4, tip[1] - 4, tip[0] + 4, tip[1] + 4, 1]);
+  }
+  for (const b of s.blocks) {  // a label may cover a block, though not where it can go elsewhere
+    const xs = b.footprint_mm.map((p) => p[0]), ys = b.footprint_mm.map((p) => Y(p[1]));
+    taken.push([Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys), 0.3]);
+  }
+  const place = (x, y, gap, text, kind) => {
+    const label = el("svg:text", { x, y, "text-anchor": "middle", "dominant-baseline": "central", class: `label-${kind}` }, text);
+    svg.append(label);
+    const size = label.getBBox(), w = size.width + 4, hgt = size.height + 2;
+    let best = null;
+    for (const [dx, dy] of LABEL_TRIES) {
+      const cx = x + dx * (gap + w / 2), cy = y + dy * (gap + hgt / 2);
+      const box = [cx - w / 2, cy - hgt / 2, cx + w / 2, cy + hgt / 2];
+      const cover = taken.reduce((sum, t) => sum + t[4] * overlap(box, t), 0);
+      if (!best || cover < best.cover - 1e-6) best = { box, cx, cy, cover };
+      if (cover === 0) break;
+    }
+    taken.push([...best.box, 1]);
+    label.setAttribute("x", best.cx.toFixed(1));
+    label.setAttribute("y", best.cy.toFixed(1));
+  };
+  for (const u of s.units) place(u.x_mm, Y(u.y_mm), u.base_mm / 2 + 4, unitLabel(u), "unit");
+  for (const o of s.objects) place(o.x_mm, Y(o.y_mm), o.radius_mm + 4, `${o.name || o.kind}${o.controller ? ": " + o.controller : ""}`, "object");
+  for (const b of s.blocks) {
+    const c = centroid(b.footprint_mm);
+    const ys = b.footprint_mm.map((p) => p[1]);
+    place(c[0], Y(c[1]), (Math.max(...ys) - Math.min(...ys)) / 2 + 2, `${Math.round(b.height_mm)} mm`, "height");
+  }
+}
+
+function overlap(a, b) {
+  return Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+}
+
+function unitLabel(u) { return (u.status === "skeleton" ? "☠" : "") + u.id + (hook("unitLabel", u) || ""); }
 
 // The table is wide and minis are small: by default the map fits what stands on the table (with a
 // margin), keeping the table's aspect so the map does not jump in height; "Whole table" shows it all.
@@ -185,8 +234,6 @@ function drawUnit(svg, u) {
   const h = u.heading_deg * Math.PI / 180;
   const tip = [u.x_mm + (r + 14) * Math.cos(h), u.y_mm + (r + 14) * Math.sin(h)];
   g.append(el("svg:line", { x1: u.x_mm, y1: Y(u.y_mm), x2: tip[0], y2: Y(tip[1]), stroke: "#fff", "stroke-width": 4, "stroke-linecap": "round" }));
-  const label = (u.status === "skeleton" ? "☠" : "") + u.id + (hook("unitLabel", u) || "");
-  g.append(el("svg:text", { x: u.x_mm, y: Y(u.y_mm) + r + 30, "text-anchor": "middle" }, label));
   svg.append(g);
 }
 

@@ -60,6 +60,12 @@ class Region:
     ap: int  # the cost of reaching any point of it (cumulative: all points within this many AP)
     polygons: tuple[Polygon, ...]  # rectangles of grid cells, table mm
     area_mm2: float
+    outlines: tuple[Polygon, ...] = ()  # its edge as closed loops (holes too: fill even-odd), smoothed
+
+    def to_json(self) -> dict:
+        points = lambda polygons: [[[round(x, 1), round(y, 1)] for x, y in p] for p in polygons]  # noqa: E731
+        return {"ap": self.ap, "area_mm2": round(self.area_mm2), "polygons": points(self.polygons),
+                "outlines": points(self.outlines)}
 
 
 def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: tuple[float, float] | None = None,
@@ -79,8 +85,9 @@ def reach(table: Table, unit_id: int, ap: int, profile: PlayerSpec, bounds_mm: t
     regions = []
     for k in range(1, ap + 1):
         cells = {d for d, v in costs.items() if v <= k}
-        regions.append(Region(k, _rectangles(cells, unit.centre[0] - cell_mm / 2, unit.centre[1] - cell_mm / 2, cell_mm),
-                              len(cells) * cell_mm * cell_mm))
+        origin = (unit.centre[0] - cell_mm / 2, unit.centre[1] - cell_mm / 2)
+        regions.append(Region(k, _rectangles(cells, origin[0], origin[1], cell_mm), len(cells) * cell_mm * cell_mm,
+                              outlines(cells, origin, cell_mm)))
     return regions
 
 
@@ -190,3 +197,89 @@ def _rectangles(cells: set[tuple[int, int]], x0: float, y0: float, cell: float) 
             if j is not None:
                 top = bottom = j
     return tuple(out)
+
+
+def outlines(cells: set[tuple[int, int]], origin_mm: Point, cell_mm: float) -> tuple[Polygon, ...]:
+    """The edge of a set of grid cells as closed loops in table mm, without the grid's stair steps.
+
+    Marching squares over the cell centres: the edge runs midway between a cell in and a cell out,
+    so along a row it is the cells' own border and across a stair it cuts the corner. Points on a
+    straight run are dropped, then two rounds of corner cutting (Chaikin) round what is left. Cell
+    (i, j) covers origin + [i, i + 1) x [j, j + 1) cells."""
+    if not cells:
+        return ()
+    # Points in half-cell units: cell centre (i, j) is (2i + 1, 2j + 1); the square between the
+    # centres (i, j) .. (i + 1, j + 1) has its edges' midpoints at (2i + 2, 2j + 1) and so on.
+    nxt: dict[tuple[int, int], tuple[int, int]] = {}
+    ii = [i for i, _ in cells]
+    jj = [j for _, j in cells]
+    for i in range(min(ii) - 1, max(ii) + 1):
+        for j in range(min(jj) - 1, max(jj) + 1):
+            a, b = (i, j) in cells, (i + 1, j) in cells  # bottom-left, bottom-right
+            c, d = (i + 1, j + 1) in cells, (i, j + 1) in cells  # top-right, top-left
+            bottom, right = (2 * i + 2, 2 * j + 1), (2 * i + 3, 2 * j + 2)
+            top, left = (2 * i + 2, 2 * j + 3), (2 * i + 1, 2 * j + 2)
+            # Each segment runs with the inside on its left (counter-clockwise outer loops).
+            for start, end in _SQUARE_SEGMENTS[(a, b, c, d)](bottom, right, top, left):
+                nxt[start] = end
+    loops = []
+    while nxt:
+        start, point = next(iter(nxt.items()))
+        del nxt[start]
+        loop = [start]
+        while point != start:
+            loop.append(point)
+            point = nxt.pop(point)
+        loops.append(_chaikin(_chaikin(_corners(loop))))
+    ox, oy = origin_mm
+    half = cell_mm / 2
+    return tuple(tuple((round(ox + x * half, 1), round(oy + y * half, 1)) for x, y in loop) for loop in loops)
+
+
+def _segments(*pairs: str):
+    names = ("bottom", "right", "top", "left")
+
+    def make(*points):
+        at = dict(zip(names, points))
+        return [(at[a], at[b]) for a, b in (p.split("-") for p in pairs)]
+    return make
+
+
+# (bottom-left, bottom-right, top-right, top-left) in the set -> the square's edge segments. Where
+# only two opposite corners are in, they stay apart (the base cannot pass between them).
+_SQUARE_SEGMENTS = {
+    (False, False, False, False): _segments(), (True, True, True, True): _segments(),
+    (True, False, False, False): _segments("bottom-left"),
+    (False, True, False, False): _segments("right-bottom"),
+    (False, False, True, False): _segments("top-right"),
+    (False, False, False, True): _segments("left-top"),
+    (True, True, False, False): _segments("right-left"),
+    (False, True, True, False): _segments("top-bottom"),
+    (False, False, True, True): _segments("left-right"),
+    (True, False, False, True): _segments("bottom-top"),
+    (True, False, True, False): _segments("bottom-left", "top-right"),
+    (False, True, False, True): _segments("right-bottom", "left-top"),
+    (False, True, True, True): _segments("left-bottom"),
+    (True, False, True, True): _segments("bottom-right"),
+    (True, True, False, True): _segments("right-top"),
+    (True, True, True, False): _segments("top-left"),
+}
+
+
+def _corners(loop: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The loop without the points that lie on a straight line between their neighbours."""
+    n = len(loop)
+    keep = []
+    for k in range(n):
+        (ax, ay), (bx, by), (cx, cy) = loop[k - 1], loop[k], loop[(k + 1) % n]
+        if (bx - ax) * (cy - by) - (by - ay) * (cx - bx) != 0:
+            keep.append(loop[k])
+    return keep or loop
+
+
+def _chaikin(loop: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for k, (ax, ay) in enumerate(loop):
+        bx, by = loop[(k + 1) % len(loop)]
+        out += [(0.75 * ax + 0.25 * bx, 0.75 * ay + 0.25 * by), (0.25 * ax + 0.75 * bx, 0.25 * ay + 0.75 * by)]
+    return out

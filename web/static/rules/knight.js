@@ -8,15 +8,30 @@ const KN = { moves: null }; // /api/moves answer for the first selection
 RULES.drawKey = () => KN.moves;
 RULES.reset = () => { KN.moves = null; };
 
+// One shade per AP, darker for more; drawn largest first, each region's outline filled even-odd
+// (its holes are loops too), and the same swatches in the legend under the map.
+const MOVE_SHADES = ["#ffffff66", "#80deea66", "#4dd0e166", "#26c6da66", "#00acc166", "#00838f66", "#006064aa"];
+
 RULES.drawUnder = (svg) => {
   if (!KN.moves) return;
-  const colours = ["#ffffff66", "#80deea66", "#4dd0e166", "#26c6da66", "#00acc166", "#00838f66", "#006064aa"];
   for (const region of [...KN.moves.regions].reverse()) {
-    for (const poly of region.polygons) {
-      svg.append(el("svg:polygon", { points: pts(poly), fill: colours[Math.min(region.ap, 6)], stroke: "none", class: "move-region" }));
-    }
+    if (!region.outlines.length) continue;
+    const d = region.outlines.map((loop) => "M" + pts(loop).replaceAll(" ", "L") + "Z").join("");
+    svg.append(el("svg:path", { d, fill: MOVE_SHADES[Math.min(region.ap, 6)], "fill-rule": "evenodd", stroke: "none", class: "move-region" }));
   }
 };
+
+function movesLegend(regions) {
+  const legend = el("p", { class: "hint legend moves-legend" });
+  const shade = (r) => MOVE_SHADES[Math.min(r.ap, 6)];
+  for (const [k, region] of regions.entries()) {
+    // Where k AP get it, the regions of k AP and more lie on top of each other over the table.
+    const key = el("span", { class: "key" });
+    key.style.background = regions.slice(k).map((r) => `linear-gradient(${shade(r)}, ${shade(r)})`).join(", ") + ", #4f7d48";
+    legend.append(key, `${region.ap} AP  `);
+  }
+  return legend;
+}
 
 RULES.select = async (ids) => {
   const first = unitById(ids[0]);
@@ -43,7 +58,8 @@ RULES.select = async (ids) => {
 RULES.moves = async () => {
   KN.moves = await api(`/api/moves?unit=${ui.selected[0]}&ap=${ui.ap}`);
   const best = KN.moves.regions[KN.moves.regions.length - 1];
-  $("moves-out").textContent = best ? `${Math.round(best.area_mm2 / 100)} cm² of table within ${ui.ap} AP (lighter: fewer AP)` : "cannot move";
+  if (!best) $("moves-out").textContent = "cannot move";
+  else $("moves-out").replaceChildren(`${Math.round(best.area_mm2 / 100)} cm² of table within ${ui.ap} AP; where each AP gets it:`, movesLegend(KN.moves.regions));
   ui.key = "";
   render();
 };
