@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,3 +37,16 @@ def write_setup(tmp_path):
         return path
 
     return write
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout_s: float = 30.0) -> tuple[str, str]:
+    """Stop a child and reap it, whatever happens: `sig` first (SIGTERM: a child started from a
+    background job ignores SIGINT), SIGKILL if it is still there after `timeout_s`."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    return out or "", err or ""

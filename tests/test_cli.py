@@ -10,6 +10,7 @@ import pytest
 from companion.cli import main
 from companion.files import write_image_atomic
 from companion.setup_file import setup_to_toml
+from tests.conftest import stop
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +118,8 @@ def test_demo_serves_the_siege_to_a_phone_and_stops_cleanly(tmp_path):
     port = taken.getsockname()[1]  # the fixed port is taken: the demo must fall back to a free one
     proc = subprocess.Popen([sys.executable, "-m", "companion.cli", "demo", "--frames", "5", "--no-browser",
                              "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(tmp_path), "--fps", "20"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # as a background job
     try:
         lines = []
         for line in proc.stdout:
@@ -140,8 +142,7 @@ def test_demo_serves_the_siege_to_a_phone_and_stops_cleanly(tmp_path):
         assert game["turn"] == "red" and game["ledger"]["ap_die"] == 5  # red's turn, refereed by the camera
         assert "position error over all frames" in text
     finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        out, err = stop(proc)  # as a service manager stops it; a background job's child ignores SIGINT
         taken.close()
     assert proc.returncode == 0 and "Traceback" not in err, err
 

@@ -12,6 +12,7 @@ import pytest
 
 from companion.rules.knight.game import EndTurn, IllegalEvent, StartTurn, UnitDied
 from companion.synth.siege import base_scene, siege_setup
+from tests.conftest import stop
 from web.store import GameStore
 
 
@@ -74,12 +75,13 @@ def test_kill_minus_9_loses_nothing_confirmed(setup, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.getcwd()})
     confirmed = 0
-    for line in proc.stdout:
-        confirmed = int(line)
-        if confirmed >= 40:
-            break
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
+    try:
+        for line in proc.stdout:
+            confirmed = int(line)
+            if confirmed >= 40:
+                break
+    finally:
+        stop(proc, signal.SIGKILL)
     store = GameStore(path, setup)
     assert len(store.event_log()) >= confirmed
     assert store.game.rounds_done >= confirmed // 4  # two turns a round, two events a turn
