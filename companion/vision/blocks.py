@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.setup_file import Setup
+from companion.setup_file import Setup, TableSpec
 from companion.state import BlockState, MiniState
 from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, Rect, fit_box, snap_side
 from companion.vision.camera import CameraModel, TablePose
@@ -48,6 +48,7 @@ MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 TOP_ALIKE_SHARE = 0.75  # of a top face's colour samples, near their median (a brick's top is one colour)
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
+BESIDE_NEAR_MM = 6.0  # pieces this close to what rises from beside the table belong to it
 CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
 TALL_FROM_MM = 38.4  # a low fit this tall is tried again among every height up to a tower's
 ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
@@ -106,23 +107,26 @@ class BlockFinder:
         closed = cv2.morphologyEx(coarse, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
         if background is not None:
             table = view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
-            mask, level = self._differs(closed, table, minis, view)
+            mask, level, unbanded = self._differs(closed, table, minis, view)
         else:
             # Twice where things crowd: the second table estimate leaves out what the first found
             # (white walls all around a castle's yard would make its felt look darker than the
             # table). A median over a window things cover less of needs no second look.
             table = local_table(coarse)
-            mask, level = self._differs(closed, table, minis, view)
+            mask, level, unbanded = self._differs(closed, table, minis, view)
             if crowded(mask):
                 table = local_table(coarse, exclude=mask)
-                mask, level = self._differs(closed, table, minis, view)
+                mask, level, unbanded = self._differs(closed, table, minis, view)
         white, white_table = paper_white(coarse, table, self.setup)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
+        from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
         blocks: list[Block] = []
         for label in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[label])
             if area * COARSE_MM ** 2 < 0.6 * MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM * 1.5:
+                continue
+            if from_beside[label]:
                 continue
             region = labels[y:y + h, x:x + w] == label
             if not _compact(region):
@@ -131,16 +135,18 @@ class BlockFinder:
         return blocks
 
     def _differs(self, closed: np.ndarray, table: np.ndarray, minis: tuple[MiniState, ...], view: TableView
-                 ) -> tuple[np.ndarray, float]:
-        """What differs from the table (a mask at COARSE_MM) and the colour distance that counts."""
+                 ) -> tuple[np.ndarray, float, np.ndarray]:
+        """What differs from the table (a mask at COARSE_MM), the colour distance that counts, and
+        the mask before the table's edge band is cleared."""
         diff = colour_distance(closed, table, blur_px=1.0)
         level = max(LEVEL_FLOOR, 4.0 * float(np.median(diff[::4, ::4])))
         mask = (diff > level).astype(np.uint8)
         mask_known(mask, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # printed lines, grain
+        unbanded = mask.copy()
         edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
         mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
-        return mask, level
+        return mask, level, unbanded
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
@@ -697,6 +703,39 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
             if c > 0 and i >= 0:
                 labels[comp == c] = i
     return ColourParts(cores, labels)
+
+
+def _edges_facing(camera_mm: np.ndarray, table: TableSpec) -> tuple[bool, bool, bool, bool]:
+    """The table's edges (x = 0, x = width, y = 0, y = depth) with the camera beyond them.
+
+    Whatever stands on the table is seen on the table plane at or beyond its own footprint, away
+    from the point under the camera; so a candidate running out of the table's window across an
+    edge facing the camera rises from beside the table (a box, a shelf), not from on it."""
+    x, y = float(camera_mm[0]), float(camera_mm[1])
+    return x < 0.0, x > table.width_mm, y < 0.0, y > table.depth_mm
+
+
+def _rising_from_beside(mask: np.ndarray, unbanded: np.ndarray, labels: np.ndarray, count: int,
+                        edges: tuple[bool, bool, bool, bool]) -> np.ndarray:
+    """For each candidate label, whether it is (or touches) what runs on, through the edge band,
+    out of the window across an edge facing the camera. The mask is opened: a touch is 3 pixels
+    wide at least. A big box's face matches the local table estimate (a median over a window it
+    fills), so its outline breaks into pieces; the ones a few mm off the touching outline go too."""
+    out = np.zeros(count, bool)
+    if not any(edges):
+        return out
+    n_raw, raw = cv2.connectedComponents(unbanded, connectivity=8)
+    border = np.zeros(n_raw, np.int64)
+    for facing, line in zip(edges, (raw[:, 0], raw[:, -1], raw[0, :], raw[-1, :])):
+        if facing:
+            border += np.bincount(line, minlength=n_raw)
+    border[0] = 0
+    if not border.any():
+        return out
+    near = int(math.ceil(BESIDE_NEAR_MM / COARSE_MM))
+    beside = cv2.dilate((border[raw] > 0).astype(np.uint8), np.ones((2 * near + 1, 2 * near + 1), np.uint8))
+    touched = np.bincount(labels[(mask > 0) & (beside > 0)], minlength=count)
+    return (touched > 0) & (np.arange(count) > 0)
 
 
 def _compact(region: np.ndarray) -> bool:

@@ -3,9 +3,11 @@
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from companion.synth.render import Renderer
+from companion.synth.scene import SynthBrick
 from companion.vision.pipeline import Locator, fuse_roster_height
 from tests.conftest import rendered
 
@@ -112,3 +114,25 @@ def test_small_flat_markers_at_oblique_views_are_not_reported_knocked_over():
             tilted = [(m.id, round(m.tilt_deg)) for m in Locator(setup, blocks=False).locate(image).minis
                       if m.tilt_deg > 30]
             assert tilted == [], (k, tilted)
+
+
+def test_a_mini_beyond_the_tables_edge_is_flagged(standard_scene):
+    # A narrower table in the setup than the frame shows: the furthest mini now stands beside it.
+    scene, image = standard_scene
+    setup = scene.setup()
+    far = max(scene.minis, key=lambda m: m.x_mm)
+    narrow = replace(setup, table=replace(setup.table, width_mm=far.x_mm - 60.0))
+    assert not any("off the table" in w for w in Locator(setup).locate(image).warnings)
+    state = Locator(narrow).locate(image)
+    assert any(w.startswith("off the table, not in play: ") and f"mini {far.id} " in w for w in state.warnings)
+    assert state.mini(far.id) is not None  # still reported where it was seen: the rules leave it out
+
+
+def test_a_box_beside_the_table_is_not_taken_for_blocks_on_it():
+    # Seen from beyond the table's near edge, a tall box beside it rises into the table's view.
+    scene, image = rendered(208, "hard")
+    assert scene.pose.camera_centre_mm[1] < 0  # the camera stands beyond the y = 0 edge
+    box = SynthBrick(419.0, -50.0, 0.0, 10, 10, height_mm=300.0, color="yellow")
+    boxed = Renderer().render(replace(scene, bricks=scene.bricks + (box,)))
+    centres = lambda state: sorted(tuple(np.round(np.mean(b.footprint_mm, axis=0))) for b in state.blocks)
+    assert centres(Locator(scene.setup()).locate(boxed)) == centres(Locator(scene.setup()).locate(image))
