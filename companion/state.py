@@ -18,6 +18,9 @@ from companion.errors import InputError
 # Facts of the table that the camera and the rules both stand on:
 KNOCKED_OVER_DEG = 45.0  # a mini whose marker is tilted more than this from flat has been knocked over
 BRICK_MM = 9.6  # a brick's height (a plate is a third of it)
+# An empty `blocks` list must not read as "no cover on the table" when nobody looked: the state
+# says so in a flag (`blocks_seen`) and, for people reading its JSON, in this warning.
+BLOCKS_NOT_SEEN = "blocks were not looked for in this frame: `blocks` is empty whatever stands on the table"
 OFF_TABLE_MM = 10.0  # a base whose edge lies further than this beyond the table's edge is not on it
 
 
@@ -84,6 +87,7 @@ class TableState:
     objects: tuple[MiniState, ...] = ()  # strategic objects located by their markers
     registration: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    blocks_seen: bool = True  # False: nobody has looked for blocks yet, `blocks` empty whatever stands there
 
     def mini(self, marker_id: int) -> MiniState | None:
         return next((m for m in self.minis if m.id == marker_id), None)
@@ -109,7 +113,8 @@ class TableState:
             "unknown_markers": [asdict(u) for u in self.unknown_markers],
             "duplicate_markers": [asdict(u) for u in self.duplicate_markers],
             "registration": self.registration,
-            "warnings": list(self.warnings),
+            "warnings": list(self.warnings) + ([] if self.blocks_seen else [BLOCKS_NOT_SEEN]),
+            "blocks_seen": self.blocks_seen,
         }
         return clean(data)
 
@@ -129,7 +134,8 @@ class TableState:
                        reason=str(data.get("reason", "")), frame=int(data.get("frame", 0)),
                        timestamp=float(data.get("timestamp", 0.0)), objects=objects,
                        registration=dict(data.get("registration", {})),
-                       warnings=tuple(data.get("warnings", ())))
+                       warnings=tuple(w for w in data.get("warnings", ()) if w != BLOCKS_NOT_SEEN),
+                       blocks_seen=bool(data.get("blocks_seen", BLOCKS_NOT_SEEN not in data.get("warnings", ()))))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InputError(f"{source}: not a table state ({type(exc).__name__}: {exc})") from None
 

@@ -102,7 +102,8 @@ class TableView:
             "squads": [],
             "objects": self.base_objects_json,
             "unknown_markers": [m.id for m in s.unknown_markers],
-            "warnings": list(s.warnings),
+            "blocks_seen": s.blocks_seen,
+            "warnings": list(s.warnings) + ([] if s.blocks_seen else ["blocks: not seen yet (the first searches take a few seconds)"]),
         }
         return out | self.rules.state_json(self) if self.rules.state_json else out
 

@@ -66,6 +66,7 @@ class Table:
     unlisted: tuple[int, ...] = ()  # ids the state placed that the setup's roster does not list
     setup_path: str = ""
     off_table: tuple[tuple[int, Point, float], ...] = ()  # (id, centre, mm beyond the edge): not in play
+    blocks_seen: bool = True  # False: the camera had not looked for blocks yet (`blocks` says nothing)
 
     @cached_property
     def _by_id(self) -> dict[int, Unit]:
@@ -115,4 +116,5 @@ class Table:
         objects = tuple(TableObject(o.id, specs[o.id].kind, specs[o.id].name, (o.x_mm, o.y_mm), specs[o.id].radius_mm)
                         for o in state.objects if o.id in specs)
         players = setup.players or tuple(PlayerSpec(name) for name in sorted({u.player for u in units if u.player}))
-        return cls(tuple(units), blocks, objects, players, tuple(unlisted), setup.path, tuple(off_table))
+        return cls(tuple(units), blocks, objects, players, tuple(unlisted), setup.path, tuple(off_table),
+                   state.blocks_seen)

@@ -136,6 +136,12 @@ class BlockWatch:
         """The published blocks as of the last search (asked for at every frame)."""
         return self._states
 
+    @property
+    def seen(self) -> bool:
+        """Whether `states` tells what stands on the table: a block is published once `confirm`
+        searches found it, so before that many searches an empty answer means nothing yet."""
+        return self.searches >= self.confirm
+
 
 def _ring_colour(image: np.ndarray, view, block: Block) -> np.ndarray:
     """The median colour of the table in a ring RING_MM around the block's footprint."""

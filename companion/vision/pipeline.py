@@ -18,8 +18,6 @@ from companion.vision.markers import MarkerDetections, detect, dictionary, mean_
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
-# An empty `blocks` list must not read as "no cover on the table" when nobody looked.
-BLOCKS_NOT_SEEN = "blocks were not looked for in this frame: `blocks` is empty whatever stands on the table"
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
 LEARNED_SIGMA_MM = 1.0  # a height the live tracker averaged over a stopped marker's frames
 # Above this expected height error a frame's height is not to be trusted (a marker a dozen pixels
@@ -156,11 +154,10 @@ class Locator:
             detections = detect(gray, camera, self.setup.dictionary, expected=self._expected_ids)
         reg = self._register(detections, camera.focal_px)
         looks_for_blocks = self.block_finder is not None and image.ndim == 3
-        warnings = ([] if looks_for_blocks else [BLOCKS_NOT_SEEN]) + (
-            [] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])
+        warnings = ([] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])
         if not reg.registered:
             state = TableState(registered=False, reason=reg.reason, frame=frame, timestamp=timestamp,
-                               registration=reg.to_json(), warnings=tuple(warnings))
+                               registration=reg.to_json(), warnings=tuple(warnings), blocks_seen=False)
             return FrameAnalysis(state, detections, reg, {})
         state, poses = self._place(detections, reg, camera, frame, timestamp, warnings, known_z_mm or {})
         blocks: tuple[Block, ...] = ()
@@ -168,6 +165,8 @@ class Locator:
             assert self.block_finder is not None and reg.pose is not None
             blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis + state.objects, background))
             state = replace(state, blocks=to_block_states(list(blocks)))
+        else:
+            state = replace(state, blocks_seen=False)
         return FrameAnalysis(state, detections, reg, poses, blocks)
 
     def locate(self, image: np.ndarray, frame: int = 0, timestamp: float | None = None) -> TableState:

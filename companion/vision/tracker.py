@@ -33,7 +33,7 @@ from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
 from companion.vision.boxes import Box, merge_boxes
 from companion.vision.markers import MarkerDetections, detect, detect_raw, mean_side_px, refine, to_gray
-from companion.vision.pipeline import BLOCKS_NOT_SEEN, Locator
+from companion.vision.pipeline import Locator
 from companion.vision.registration import Registration
 
 CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)
@@ -210,8 +210,7 @@ class LiveTracker:
                 and watch.due(state.timestamp, self._settled):
             watch.start(image, camera, self.registration.pose, state.minis + state.objects, state.timestamp)
             self._settled = False
-        warnings = tuple(w for w in state.warnings if w != BLOCKS_NOT_SEEN)
-        return replace(state, blocks=watch.states(), warnings=warnings)
+        return replace(state, blocks=watch.states(), blocks_seen=watch.seen)
 
     def _camera_moved(self, registration: Registration) -> bool:
         if self.registration is None or self.registration.pose is None or registration.pose is None:

@@ -94,6 +94,16 @@ def test_fortifications_in_and_out_of_reach():
     assert set(forts[11]) == {"block", "bricks", "in_reach", "gap_mm", "ap", "why"}
 
 
+def test_blocks_the_camera_had_not_seen_yet_at_the_turns_start_are_not_taken_for_fortifications():
+    from dataclasses import replace
+
+    a = unit(1, "red", 300, 300)
+    wall = block(11, 300, 400, 316, 416, 19.2)  # there all along; the first block search came later
+    led = ledger(replace(table(a), blocks_seen=False), table(a, blocks=(wall,)), "red").to_json()
+    assert led["fortifications"] == [] and led["ap_spent"] == 0
+    assert led["warnings"] == ["fortifications not checked: the camera had not seen the blocks yet when the turn started"]
+
+
 def test_the_other_side_moving_and_units_seen_once_are_warnings():
     r0, r1 = walk(1, 100.0)
     b0, b1 = walk(5, 0.0, 60.0, player="blue", x=700.0)

@@ -16,7 +16,8 @@ from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
 from companion.vision.blocks import BlockFinder, _arms, union_outline, to_block_states
 from companion.vision.boxfit import Rect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
-from companion.vision.pipeline import BLOCKS_NOT_SEEN, Locator
+from companion.state import BLOCKS_NOT_SEEN, TableState
+from companion.vision.pipeline import Locator
 from companion.vision.tableview import TableView
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.tracker import LiveTracker
@@ -81,7 +82,7 @@ def test_every_palette_colour_is_named_under_dimmer_and_brighter_light(name):
 def test_standard_scene_blocks_within_targets(standard_scene):
     scene, image = standard_scene
     analysis = Locator(scene.setup()).analyse(image)
-    assert BLOCKS_NOT_SEEN not in analysis.state.warnings
+    assert analysis.state.blocks_seen and BLOCKS_NOT_SEEN not in analysis.state.to_json()["warnings"]
     summary = _score(scene, analysis.blocks).summary()
     assert summary["found"] >= 7 / 8 and summary["false_per_frame"] <= 1
     assert summary["mean_iou"] >= 0.8 and summary["colour_right"] == 1.0
@@ -184,7 +185,7 @@ def test_the_live_tracker_publishes_a_block_once_it_stood_still_and_drops_it_onc
     tracker = LiveTracker(scene.setup())
     assert tracker.block_watch is not None
     state = tracker.update(with_brick, 0, 0.0)
-    assert state.blocks == ()  # seen once: not yet
+    assert state.blocks == () and not state.blocks_seen  # seen once: not yet, and not "no blocks" either
     frame = 1
     while not state.blocks and frame < 20:
         state = tracker.update(with_brick, frame, frame / 10)
@@ -193,7 +194,7 @@ def test_the_live_tracker_publishes_a_block_once_it_stood_still_and_drops_it_onc
     block = state.blocks[0]
     assert block.color == "red" and abs(block.height_mm - 19.2) <= 3.3
     assert polygon_iou(np.array(block.footprint_mm), brick.footprint_mm()) > 0.8
-    assert BLOCKS_NOT_SEEN not in state.warnings
+    assert state.blocks_seen and BLOCKS_NOT_SEEN not in state.to_json()["warnings"]
     assert (frame - 1) / 10 <= 0.5  # published within half a second of frame time
     # Taken away: the bare table shows where it stood; two searches agreeing drop it, within a second.
     searches, taken_at = tracker.block_watch.searches, frame / 10
@@ -230,7 +231,10 @@ def test_block_states_carry_footprint_height_colour_and_confidence(standard_scen
     assert [s.id for s in states] == list(range(len(blocks)))
     for s, b in zip(states, blocks):
         assert len(s.footprint_mm) == 4 and s.height_mm == round(b.height_mm, 1) and s.color == b.color
-    assert BLOCKS_NOT_SEEN in analysis.state.warnings  # blocks=False: nobody looked
+    assert not analysis.state.blocks_seen  # blocks=False: nobody looked, and the JSON says so in words
+    assert BLOCKS_NOT_SEEN in analysis.state.to_json()["warnings"]
+    again = TableState.from_json(analysis.state.to_json())
+    assert not again.blocks_seen and again.warnings == analysis.state.warnings
 
 
 @pytest.mark.slow

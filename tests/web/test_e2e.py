@@ -247,7 +247,7 @@ def test_forgod_squares_areas_verdicts_and_turns_on_the_phone(browser, tmp_path)
         page.goto(server.join_url.replace(server.join_url.split("/")[2], f"127.0.0.1:{server.port}"))
         page.wait_for_selector("#units li >> nth=5")
         page.wait_for_function("document.querySelectorAll('.fg-square').length === 42")
-        assert "×3" in page.locator('g.unit[data-id="5"] text').text_content()  # the detachment's size on the map
+        assert "×3" in page.locator('text.label-unit[data-unit="5"]').text_content()  # the detachment's size on the map
         phone.tap_unit(5)  # red's pikes: their areas on the board, a verdict on every blue card
         page.wait_for_selector(".fg-attack")
         page.wait_for_selector("#enemies > li >> nth=2")

@@ -166,8 +166,8 @@ function drawLabels(svg, s) {
     const xs = b.footprint_mm.map((p) => p[0]), ys = b.footprint_mm.map((p) => Y(p[1]));
     taken.push([Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys), 0.3]);
   }
-  const place = (x, y, gap, text, kind) => {
-    const label = el("svg:text", { x, y, "text-anchor": "middle", "dominant-baseline": "central", class: `label-${kind}` }, text);
+  const place = (x, y, gap, text, kind, attrs = {}) => {
+    const label = el("svg:text", { x, y, "text-anchor": "middle", "dominant-baseline": "central", class: `label-${kind}`, ...attrs }, text);
     svg.append(label);
     const size = label.getBBox(), w = size.width + 4, hgt = size.height + 2;
     let best = null;
@@ -182,7 +182,7 @@ function drawLabels(svg, s) {
     label.setAttribute("x", best.cx.toFixed(1));
     label.setAttribute("y", best.cy.toFixed(1));
   };
-  for (const u of s.units) place(u.x_mm, Y(u.y_mm), u.base_mm / 2 + 4, unitLabel(u), "unit");
+  for (const u of s.units) place(u.x_mm, Y(u.y_mm), u.base_mm / 2 + 4, unitLabel(u), "unit", { "data-unit": u.id });
   for (const o of s.objects) place(o.x_mm, Y(o.y_mm), o.radius_mm + 4, `${o.name || o.kind}${o.controller ? ": " + o.controller : ""}`, "object");
   for (const b of s.blocks) {
     const c = centroid(b.footprint_mm);

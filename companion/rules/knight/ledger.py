@@ -156,7 +156,11 @@ def ledger(before: Table, now: Table, player: str, bounds_mm: tuple[float, float
             turns.append(Turn((uid,), 1, f"unit {uid} turned in place by {a:.0f} deg (more than "
                                          f"{FACING_TOLERANCE_DEG:.0f}): 1 AP"))
 
-    forts = tuple(fortifications(before, now, player))
+    # Blocks first published after the turn's start would all look built this turn.
+    forts = tuple(fortifications(before, now, player)) if before.blocks_seen and now.blocks_seen else ()
+    if not (before.blocks_seen and now.blocks_seen):
+        warnings.append("fortifications not checked: the camera had not seen the blocks yet "
+                        + ("when the turn started" if not before.blocks_seen else "now"))
     for f in forts:
         if not f.in_reach:
             warnings.append(f"fortification out of reach: {f.why}")
