@@ -194,3 +194,12 @@ def test_cover_is_unchanged_by_blocks_far_from_the_line(bx, far_y, size, height,
     far = table(*base.units, blocks=[*base.blocks, block(9, bx, y0, bx + size, y0 + size, height)])
     assert line_cover(base, base.unit(1), base.unit(2), RED) == line_cover(far, far.unit(1), far.unit(2), RED)
     assert attack(base, 1, 2).to_json() == attack(far, 1, 2).to_json()
+
+
+def test_a_verdict_before_the_camera_saw_the_blocks_says_its_cover_is_unknown():
+    from dataclasses import replace
+
+    t = table(unit(1, "red", 100, 100), unit(2, "blue", 200, 100))
+    assert not any("not seen the blocks" in r for r in attack(t, 1, 2).reasons)
+    v = attack(replace(t, blocks_seen=False), 1, 2)
+    assert v.reasons[-1].startswith("the camera has not seen the blocks yet: cover and heights are judged")

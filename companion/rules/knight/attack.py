@@ -329,6 +329,9 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
     if legal:
         reasons.insert(0, f"unit {attacker.id} can attack unit {target.id}: in range ({m.text}), in view"
                           + (", no full cover" if cover.blocks else ", clear line"))
+    if not table.blocks_seen:  # the camera's first seconds: its empty block list is not an open table
+        reasons.append("the camera has not seen the blocks yet: cover and heights are judged as if the table "
+                       "were bare; ask again in a few seconds")
     return AttackVerdict(attacker.id, target.id, legal, tuple(reasons), m, in_range, seen, back, cover, elevation,
                          ranged, tuple(att), tuple(dfn),
                          odds(sum(x.value for x in att), sum(x.value for x in dfn), attacker_balance, defender_balance),
