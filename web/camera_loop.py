@@ -49,8 +49,10 @@ class CameraLoop:
         self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
         self._good: TableState = empty_snapshot(description).state
         self._status = CameraStatus("starting", description, "opening the camera")
+        self._frame_shown = False
 
     def start(self) -> "CameraLoop":
+        self._set_status(self._status)  # the host screen shows what is happening from its first second
         self._thread.start()
         return self
 
@@ -99,6 +101,11 @@ class CameraLoop:
 
     def _process(self, frame: Frame) -> None:
         image = frame.image
+        if not self._frame_shown:  # the first frame's analysis takes a second or more: show the view now
+            self._frame_shown = True
+            first = image.copy()
+            self.annotator.banner(first, "first frame: finding the table...", (0, 200, 255))
+            self._publish(frame.index, frame.timestamp, False, "first frame: finding the table", self._encode(first), 0.0)
         t0 = time.perf_counter()
         state = self.tracker.update(image, frame.index, frame.timestamp)
         tracker_ms = (time.perf_counter() - t0) * 1000
@@ -121,6 +128,12 @@ class CameraLoop:
             except Exception:  # a listener (the demo script) must not stop the camera
                 log.exception("snapshot listener failed")
 
+    def _card(self, text: str) -> np.ndarray:
+        card = np.full((720, 1280, 3), 40, np.uint8)
+        self.annotator.banner(card, self.description, (220, 220, 220))
+        cv2.putText(card, text, (40, 370), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 200, 255), 2, cv2.LINE_AA)
+        return card
+
     @staticmethod
     def _encode(image: np.ndarray) -> bytes | None:
         if image.shape[1] > STREAM_WIDTH_PX:
@@ -140,6 +153,8 @@ class CameraLoop:
     def _set_status(self, status: CameraStatus) -> None:
         self._status = status
         last = self.hub.latest()
+        if not self._frame_shown:  # no picture yet: a card saying why, not an empty box
+            last = replace(last, jpeg=self._encode(self._card(f"camera {status.state}: {status.message or status.source}")))
         if status.state == "ok":
             self.hub.publish(replace(last, seq=last.seq + 1, camera=status))
         else:  # no frame now: nothing is registered now (the last state stays, with its age)

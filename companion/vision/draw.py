@@ -4,7 +4,7 @@ and heading."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -26,6 +26,7 @@ class Shape:
     height_mm: float = 0.0  # drawn at this height (a block's top)
 
 
+REFERENCE_WIDTH_PX = 800  # the frame width the annotator's sizes are for
 PLAYER_COLOURS_BGR = [(60, 60, 230), (230, 120, 40), (40, 200, 60), (30, 200, 230), (200, 60, 200)]
 
 
@@ -33,15 +34,27 @@ PLAYER_COLOURS_BGR = [(60, 60, 230), (230, 120, 40), (40, 200, 60), (30, 200, 23
 class TableAnnotator:
     """Style in the constructor, one `annotate` call per frame (supervision-style)."""
 
-    thickness: int = 2
+    thickness: int = 2  # at REFERENCE_WIDTH_PX; lines and text grow with the frame
     font_scale: float = 0.5
     arrow_mm: float = 30.0
 
+    @staticmethod
+    def scale(width_px: int) -> float:
+        """How much larger than at REFERENCE_WIDTH_PX to draw on a frame this wide: the host screen
+        shows a 1080p frame at ~900 px, where fixed-size labels came out ~5 px tall."""
+        return max(1.0, width_px / REFERENCE_WIDTH_PX)
+
     def annotate(self, image: np.ndarray, state: TableState, setup: Setup, camera: CameraModel,
                  pose: TablePose | None, overlay: tuple[Shape, ...] = ()) -> np.ndarray:
+        k = self.scale(image.shape[1])
+        sized = replace(self, thickness=max(1, round(self.thickness * k)), font_scale=self.font_scale * k)
+        return sized._draw(image, state, setup, camera, pose, overlay)
+
+    def _draw(self, image: np.ndarray, state: TableState, setup: Setup, camera: CameraModel,
+              pose: TablePose | None, overlay: tuple[Shape, ...]) -> np.ndarray:
         out = image.copy()
         if pose is None or not state.registered:
-            self._banner(out, state.reason or "table not registered", (0, 0, 255))
+            self.banner(out, state.reason or "table not registered", (0, 0, 255))
             return out
         self._outline(out, setup, camera, pose)
         for shape in overlay:
@@ -67,12 +80,13 @@ class TableAnnotator:
             cv2.arrowedLine(out, tuple(int(v) for v in a), tuple(int(v) for v in b), colour, self.thickness,
                             cv2.LINE_AA, tipLength=0.3)
             label = f"{mini.id} {mini.name}" + ("" if mini.status == "seen" else f" ({mini.status})")
-            cv2.putText(out, label, (int(a[0]) + 12, int(a[1]) - 12), cv2.FONT_HERSHEY_SIMPLEX, self.font_scale,
+            gap = round(24 * self.font_scale)
+            cv2.putText(out, label, (int(a[0]) + gap, int(a[1]) - gap), cv2.FONT_HERSHEY_SIMPLEX, self.font_scale,
                         (0, 0, 0), self.thickness + 2, cv2.LINE_AA)
-            cv2.putText(out, label, (int(a[0]) + 12, int(a[1]) - 12), cv2.FONT_HERSHEY_SIMPLEX, self.font_scale,
-                        colour, 1, cv2.LINE_AA)
+            cv2.putText(out, label, (int(a[0]) + gap, int(a[1]) - gap), cv2.FONT_HERSHEY_SIMPLEX, self.font_scale,
+                        colour, max(1, self.thickness // 2), cv2.LINE_AA)
         seen = sum(m.status == "seen" for m in state.minis)
-        self._banner(out, f"anchors {state.registration.get('anchors_seen', [])}  minis {seen} seen, "
+        self.banner(out, f"anchors {state.registration.get('anchors_seen', [])}  minis {seen} seen, "
                           f"{len(state.minis) - seen} held  blocks {len(state.blocks)}  frame {state.frame}",
                      (40, 160, 40))
         return out
@@ -91,7 +105,8 @@ class TableAnnotator:
             at = (int(px[:, 0].mean()) + 8, int(px[:, 1].min()) - 8)
             cv2.putText(out, shape.label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale * 1.3, (0, 0, 0),
                         self.thickness + 2, cv2.LINE_AA)
-            cv2.putText(out, shape.label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale * 1.3, shape.colour_bgr, 1,
+            cv2.putText(out, shape.label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale * 1.3, shape.colour_bgr,
+                        max(1, self.thickness // 2),
                         cv2.LINE_AA)
 
     def _block(self, out: np.ndarray, block, camera: CameraModel, pose: TablePose) -> None:
@@ -110,7 +125,7 @@ class TableAnnotator:
         label = f"B{block.id} {block.height_mm:g} mm"
         at = (int(b[:, 0].min()), int(b[:, 1].min()) - 6)
         cv2.putText(out, label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale, (0, 0, 0), self.thickness + 2, cv2.LINE_AA)
-        cv2.putText(out, label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale, colour, 1, cv2.LINE_AA)
+        cv2.putText(out, label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale, colour, max(1, self.thickness // 2), cv2.LINE_AA)
 
     def _outline(self, out: np.ndarray, setup: Setup, camera: CameraModel, pose: TablePose) -> None:
         w, d = setup.table.width_mm, setup.table.depth_mm
@@ -121,6 +136,9 @@ class TableAnnotator:
         pts = pose.project(camera, np.array(edge)).round().astype(np.int32)
         cv2.polylines(out, [pts], True, (0, 220, 255), self.thickness, cv2.LINE_AA)
 
-    def _banner(self, out: np.ndarray, text: str, colour) -> None:
-        cv2.rectangle(out, (0, 0), (out.shape[1], 28), (0, 0, 0), -1)
-        cv2.putText(out, text, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6, colour, 1, cv2.LINE_AA)
+    def banner(self, out: np.ndarray, text: str, colour) -> None:
+        """One line across the top of the frame, sized to it like every label."""
+        k = self.scale(out.shape[1])
+        cv2.rectangle(out, (0, 0), (out.shape[1], round(34 * k)), (0, 0, 0), -1)
+        cv2.putText(out, text, (round(10 * k), round(24 * k)), cv2.FONT_HERSHEY_SIMPLEX, 0.6 * k, colour,
+                    max(1, round(k)), cv2.LINE_AA)

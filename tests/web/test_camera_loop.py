@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from companion.errors import CameraError
@@ -84,3 +85,41 @@ def test_a_lost_camera_is_reconnected_with_backoff_and_the_last_state_kept(siege
         wait_for(lambda: len(opened) >= 3, timeout_s=10, what="reconnection attempts")
     finally:
         loop.stop()
+
+
+def test_the_host_view_is_never_an_empty_box_while_the_camera_starts(siege):
+    import threading
+
+    _, setup, _, _ = siege
+    good = _frame_image(siege)
+    opening = threading.Event()
+
+    def slow_camera():  # a webcam that takes its time to open
+        opening.wait(10.0)
+        return _Scripted([good])
+
+    hub = SnapshotHub(empty_snapshot("test"))
+    published = []
+    publish = hub.publish
+    hub.publish = lambda snapshot: (published.append(snapshot), publish(snapshot))
+    loop = CameraLoop(slow_camera, setup, hub, "test", 0.0).start()
+    try:
+        card = hub.latest()  # at once, before the camera opened: a card that says so
+        assert card.jpeg[:2] == b"\xff\xd8" and card.camera.state == "starting" and card.frame == -1
+        opening.set()
+        wait_for(lambda: hub.latest().state.registered or None, what="the first registered frame")
+        first = next(s for s in published if s.frame == 0)
+        # the frame itself is shown before its analysis, which takes a second or more
+        assert first.reason == "first frame: finding the table" and first.jpeg != card.jpeg and not first.state.registered
+    finally:
+        loop.stop()
+
+
+def test_labels_on_the_host_view_are_readable_on_a_laptop_screen():
+    # a 1080p frame shown ~900 px wide on a 1280 x 800 screen: its labels ~12 px tall or more
+    from companion.vision.draw import TableAnnotator
+
+    annotator = TableAnnotator()
+    (_, text_px), _ = cv2.getTextSize("20 berserker", cv2.FONT_HERSHEY_SIMPLEX,
+                                      annotator.font_scale * annotator.scale(1920), 1)
+    assert text_px * 900 / 1920 >= 11.5
