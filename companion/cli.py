@@ -9,6 +9,7 @@ from contextlib import nullcontext
 import json
 import math
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -20,14 +21,25 @@ from companion.rules.registry import systems
 from companion.synth import RENDERERS
 
 
-def _progress(enabled: bool) -> Callable[[int, int], None] | None:
-    if not enabled:
+def _progress(json_out: bool, what: str) -> Callable[[int, int], None] | None:
+    """A count on stderr while long work runs, with the time taken and left: always in a terminal,
+    and without --json anywhere (stdout stays one JSON object either way)."""
+    if not _tells_progress(json_out):
         return None
+    started = time.monotonic()
+    print(f"{what}...", file=sys.stderr, flush=True)
 
     def show(done: int, total: int) -> None:
-        print(f"\r  {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        took = time.monotonic() - started
+        left = f", ~{took / done * (total - done):.0f} s to go" if 0 < done < total else ""
+        print(f"\r  {done}/{total} ({took:.0f} s{left})   ", end="" if done < total else "\n", file=sys.stderr,
+              flush=True)
 
     return show
+
+
+def _tells_progress(json_out: bool) -> bool:
+    return not json_out or sys.stderr.isatty()
 
 
 def _report(args: argparse.Namespace, result: dict, format_table: Callable[[dict], str]) -> int:
@@ -237,12 +249,15 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
             total += 1
             why = views.add(image, f"view {total}")
             done = len(views.image_points)
-            if not args.json:
+            if _tells_progress(args.json):
                 bar = "#" * min(done, args.views) + "." * max(args.views - done, 0)
                 note = f"rejected: {why}" if why else f"coverage {views.coverage():.0%}; next: {views.advice()}"
                 print(f"\r[{bar}] {done}/{args.views} views  {note}"[:160], file=sys.stderr)
             if done >= args.views:
                 break
+    if _tells_progress(args.json):
+        print(f"solving for the camera from {len(views.image_points)} views (a few seconds to a minute)...",
+              file=sys.stderr, flush=True)
     result = calibrate(views)
     data = {**result.to_json(), "source": source_name, "frames_seen": total, "rejected": views.rejected,
             "written": False}
@@ -336,7 +351,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
     out = Path(args.out)
     camera = Camera(args.renderer)
     written = []
-    progress = _progress(not args.json)
+    progress = _progress(args.json, f"rendering {args.scenes} table(s) with the {args.renderer} camera"
+                         + (" (about a minute a frame)" if args.renderer == "pbr" else ""))
     layout = _layout(args)
     for k in range(args.scenes):
         scene = bench_scene(args.renderer, args.seed * 100003 + k, args.level, n_hands=args.hands, **layout)
@@ -389,7 +405,8 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         import cv2
 
         cv2.setNumThreads(args.threads)
-    return _report(args, vision.run(args.scenes, args.seed, args.level, args.hands, progress=_progress(not args.json),
+    return _report(args, vision.run(args.scenes, args.seed, args.level, args.hands,
+                                     progress=_progress(args.json, f"{args.scenes} {args.renderer} table(s)"),
                                     renderer=args.renderer, layout=layout), vision.format_table)
 
 
@@ -399,7 +416,8 @@ def cmd_bench_verdicts(args: argparse.Namespace) -> int:
     if args.scenes < 1:
         raise InputError("--scenes: must be at least 1")
     layout = _layout(args)
-    return _report(args, verdicts.run(args.scenes, args.seed, args.renderer, layout, progress=_progress(not args.json)),
+    return _report(args, verdicts.run(args.scenes, args.seed, args.renderer, layout,
+                                       progress=_progress(args.json, f"{args.scenes} {args.renderer} table(s)")),
                    verdicts.format_table)
 
 
@@ -413,14 +431,14 @@ def cmd_bench_live(args: argparse.Namespace) -> int:
     from companion.bench import live
 
     if args.sequence == "push":
-        return _report(args, live.push_run(args.seed, progress=_progress(not args.json)), live.format_push)
+        return _report(args, live.push_run(args.seed, progress=_progress(args.json, "pushes")), live.format_push)
     if args.sequence == "bricks":
-        return _report(args, live.bricks_run(args.seed, progress=_progress(not args.json)), live.format_bricks)
+        return _report(args, live.bricks_run(args.seed, progress=_progress(args.json, "bricks put down and taken away")), live.format_bricks)
     if args.sequence == "exposure":
-        return _report(args, live.exposure_run(args.seed, progress=_progress(not args.json)), live.format_exposure)
+        return _report(args, live.exposure_run(args.seed, progress=_progress(args.json, "exposure steps")), live.format_exposure)
     if args.frames < 10:
         raise InputError("--frames: must be at least 10 (5 are warm-up)")
-    return _report(args, live.run(args.frames, args.seed, progress=_progress(not args.json)), live.format_table)
+    return _report(args, live.run(args.frames, args.seed, progress=_progress(args.json, f"{args.frames} frames")), live.format_table)
 
 
 def cmd_bench_web(args: argparse.Namespace) -> int:
@@ -430,7 +448,8 @@ def cmd_bench_web(args: argparse.Namespace) -> int:
         raise InputError("--seconds: at least 5")
     if not 1 <= args.phones <= 200:
         raise InputError("--phones: 1 to 200")
-    return _report(args, bench.run(args.seconds, args.phones, progress=_progress(not args.json)), bench.format_table)
+    progress = _progress(args.json, f"{args.phones} phones for {args.seconds:g} s")
+    return _report(args, bench.run(args.seconds, args.phones, progress=progress), bench.format_table)
 
 
 # --- demo and serve --------------------------------------------------------------------------------

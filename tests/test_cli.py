@@ -160,7 +160,11 @@ def test_serve_refuses_a_missing_camera_file_in_one_line(tmp_path, scene_files):
 def test_synth_writes_frames_setups_and_truth(tmp_path):
     out = run("synth", "--out", str(tmp_path), "--scenes", "1", "--json")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["scenes"] == ["scene_000"]
+    assert json.loads(out.stdout)["scenes"] == ["scene_000"] and out.stderr == ""  # not a terminal: quiet
+    said = run("synth", "--out", str(tmp_path / "again"), "--scenes", "2")
+    # long work says at once what it does, then counts with the time taken and left
+    assert said.stderr.startswith("rendering 2 table(s) with the plain camera...\n")
+    assert "1/2 (" in said.stderr and "s to go)" in said.stderr and "2/2 (" in said.stderr
     truth = json.loads((tmp_path / "scene_000.truth.json").read_text())
     located = json.loads(run("locate", str(tmp_path / "scene_000.png"), "--setup", str(tmp_path / "scene_000.toml"),
                              "--json").stdout)
