@@ -212,6 +212,11 @@ def test_infinity_template_names_who_is_under_it(siege):
         f2f = client.get("/api/infinity/f2f?sv_a=13&burst_a=3&sv_b=12&burst_b=1").get_json()
         assert round(f2f["a_wins"], 4) == 0.7550
         assert client.get("/api/infinity/template?attacker=6").status_code == 400
+        point = client.get("/api/infinity/template?attacker=6&x=600&y=400")
+        assert point.status_code == 200 and point.get_json()["target"] is None
+        for x, y, field in (("nan", "400", "x"), ("600", "inf", "y"), ("5000", "400", "x"), ("600", "", "y")):
+            refused = client.get(f"/api/infinity/template?attacker=6&x={x}&y={y}")  # was: a template at NaN
+            assert refused.status_code == 400 and refused.get_json()["field"] == field, (x, y)
     finally:
         r.close()
 

@@ -4,6 +4,8 @@ degrees counter-clockwise from +x, epoch seconds."""
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Callable
 
 from flask import Flask, Response, jsonify, request
@@ -34,6 +36,20 @@ def arg_int(name: str, default: int | None = None, low: int | None = None, high:
         raise bad(name, f"{raw!r} is not an integer") from None
     if (low is not None and value < low) or (high is not None and value > high):
         raise bad(name, f"{value} is outside {low} to {high}")
+    return value
+
+
+def arg_float(name: str, low: float, high: float) -> float:
+    """A required finite number within [low, high] (a table point in mm, say); else a 400 naming it."""
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        raise bad(name, "required (a number)")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise bad(name, f"{raw!r} is not a number") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise bad(name, f"{raw} is outside {low:g} to {high:g}")
     return value
 
 

@@ -12,19 +12,17 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from companion.rules.infinity import clamp_mods, face_to_face, template_attack, template_diameter_mm
-from web.api import arg_int, bad
+from web.api import arg_float, arg_int, bad
 from web.context import companion
 
 bp = Blueprint("infinity", __name__)
 
 
-def _point() -> tuple[float, float] | None:
+def _point(width_mm: float, depth_mm: float) -> tuple[float, float] | None:
+    """The template's point for no-target ammunition: a point on the table, in mm."""
     if "x" not in request.args and "y" not in request.args:
         return None
-    try:
-        return float(request.args["x"]), float(request.args["y"])
-    except (KeyError, ValueError):
-        raise bad("x", "x and y: a table point in mm") from None
+    return arg_float("x", 0.0, width_mm), arg_float("y", 0.0, depth_mm)
 
 
 @bp.get("/infinity/template")
@@ -33,7 +31,7 @@ def get_template():
     table = c.view().table
     diameter = template_diameter_mm(c.setup)
     target = request.args.get("target")
-    point = _point()
+    point = _point(c.setup.table.width_mm, c.setup.table.depth_mm)
     if target is None and point is None:
         raise bad("target", "the Main Target (or x, y for no-target ammunition)")
     reactions = {}
