@@ -430,10 +430,19 @@ def cmd_bench_rules(args: argparse.Namespace) -> int:
 def cmd_bench_live(args: argparse.Namespace) -> int:
     from companion.bench import live
 
+    if args.fps is not None and not (math.isfinite(args.fps) and 1.0 <= args.fps <= 120.0):
+        raise InputError("--fps: 1 to 120 frames a second")
+    if args.fps is None:
+        args.fps = 10.0 if args.sequence == "lift" else 30.0
+
     if args.sequence == "push":
         return _report(args, live.push_run(args.seed, progress=_progress(args.json, "pushes")), live.format_push)
     if args.sequence == "bricks":
-        return _report(args, live.bricks_run(args.seed, progress=_progress(args.json, "bricks put down and taken away")), live.format_bricks)
+        progress = _progress(args.json, f"a brick put down and taken away at {args.fps:g} frames/s, in real time")
+        return _report(args, live.bricks_run(args.seed, args.fps, progress=progress), live.format_bricks)
+    if args.sequence == "lift":
+        progress = _progress(args.json, f"a mini lifted and put down at {args.fps:g} frames/s")
+        return _report(args, live.lift_run(args.seed, args.fps, progress=progress), live.format_lift)
     if args.sequence == "exposure":
         return _report(args, live.exposure_run(args.seed, progress=_progress(args.json, "exposure steps")), live.format_exposure)
     if args.frames < 10:
@@ -613,9 +622,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=func)
         if name == "live":
-            p.add_argument("--sequence", choices=["steady", "push", "exposure", "bricks"], default="steady",
+            p.add_argument("--sequence", choices=["steady", "push", "exposure", "bricks", "lift"], default="steady",
                            help="steady: two walkers and a hand (cost ratio); push: a mini pushed at 24-60 mm a frame; "
-                                "exposure: the whole frame x0.7 and x1.3; bricks: a brick put down and taken away")
+                                "exposure: the whole frame x0.7 and x1.3; bricks: a brick put down and taken away; "
+                                "lift: a mini lifted and put down 60-400 mm further on")
+            p.add_argument("--fps", type=float, default=None,
+                           help="the camera's frame rate for bricks (default 30, in real time) and lift (default 10)")
         if name == "verdicts":
             p.add_argument("--walls", type=int, default=1, help="walls that turn in every table (default 1)")
             p.add_argument("--towers", type=int, default=1, help="towers of 4-12 bricks in every table (default 1)")

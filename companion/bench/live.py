@@ -283,6 +283,60 @@ def format_exposure(r: dict) -> str:
     return "\n".join(lines)
 
 
+LIFT_DISTANCES_MM = (60.0, 150.0, 400.0)  # a mini picked up and put down again this far away
+LIFT_S = 0.6  # in the air (off the camera's view of the table) this long
+PLACED_S = 1.5  # then left standing at its new place this long
+
+
+def lift_run(seed: int = 0, fps: float = 10.0, distances: tuple[float, ...] = LIFT_DISTANCES_MM,
+             progress=None) -> dict:
+    """A mini lifted off the table and put down elsewhere, at `fps` (frame times, not real time).
+    Reported per distance: seconds after it is put down until it is reported seen within 3 mm of
+    its new place, what was reported while it was in the air (frames held at its old place, frames
+    not listed), and the worst frame's cost."""
+    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6)
+    setup = base.setup()
+    renderer = Renderer()
+    lifted = base.minis[0]
+    still, air, placed = 6, max(1, round(LIFT_S * fps)), max(2, round(PLACED_S * fps))
+    to_mid = math.atan2(base.table.depth_mm / 2 - lifted.y_mm, base.table.width_mm / 2 - lifted.x_mm)
+    rows = []
+    for k, distance in enumerate(distances):
+        new = replace(lifted, x_mm=lifted.x_mm + distance * math.cos(to_mid), y_mm=lifted.y_mm + distance * math.sin(to_mid))
+        tracker = LiveTracker(setup, blocks=False)
+        right_at, held, unlisted, costs = None, 0, 0, []
+        for f in range(still + air + placed):
+            minis = base.minis if f < still else (() if f < still + air else (new,)) + base.minis[1:]
+            image = renderer.render(replace(base, minis=minis, noise_seed=f))
+            t0 = time.perf_counter()
+            state = tracker.update(image, f, f / fps)
+            costs.append((time.perf_counter() - t0) * 1000)
+            m = state.mini(lifted.id)
+            if still <= f < still + air:
+                held += m is not None and m.status == "held"
+                unlisted += m is None
+            elif f >= still + air and right_at is None and m is not None and m.status == "seen" \
+                    and m.last_seen_frame == f and math.hypot(m.x_mm - new.x_mm, m.y_mm - new.y_mm) <= RIGHT_MM:
+                right_at = (f - still - air) / fps
+            if progress:
+                progress(k * (still + air + placed) + f + 1, len(distances) * (still + air + placed))
+        rows.append({"distance_mm": distance, "right_after_s": right_at, "air_frames": air,
+                     "held_in_air": held, "unlisted_in_air": unlisted, "worst_frame_ms": round(max(costs[still:]), 1)})
+    return {"seed": seed, "fps": fps, "mini": lifted.id, "marker_mm": lifted.marker_mm, "rows": rows}
+
+
+def format_lift(r: dict) -> str:
+    lines = [f"bench live --sequence lift ({r['fps']:g} frames/s, seed {r['seed']}): mini {r['mini']} "
+             f"({r['marker_mm']:.1f} mm marker) lifted for {LIFT_S:g} s and put down further on; right = seen "
+             f"within {RIGHT_MM:g} mm of its new place",
+             f"{'distance mm':>12}{'right after':>13}{'in the air: held':>18}{'not listed':>12}{'worst frame ms':>16}"]
+    for row in r["rows"]:
+        right = f"{row['right_after_s']:.2f} s" if row["right_after_s"] is not None else "never"
+        lines.append(f"{row['distance_mm']:>12g}{right:>13}{str(row['held_in_air']) + '/' + str(row['air_frames']):>18}"
+                     f"{row['unlisted_in_air']:>12}{row['worst_frame_ms']:>16}")
+    return "\n".join(lines)
+
+
 def bricks_run(seed: int = 0, fps: float = 30.0, progress=None) -> dict:
     """A brick put down and later taken away, the camera at `fps` in real time, blocks searched on
     their own thread as the live camera does. Reported: seconds until the brick is published and

@@ -177,3 +177,14 @@ def test_an_exposure_step_is_not_taken_for_every_mini_lifted():
 
     for row in exposure_run(0)["rows"]:
         assert row["frames_to_all_seen"] is not None and row["frames_to_all_seen"] <= 4, row
+
+
+@pytest.mark.slow
+def test_a_mini_lifted_and_put_down_further_on_is_seen_at_its_new_place_at_once():
+    """Lifted 0.6 s and put down 400 mm away: seen there within 0.2 s, held at its old place (not
+    dropped) while it was in the air."""
+    from companion.bench.live import lift_run
+
+    (row,) = lift_run(0, fps=10.0, distances=(400.0,))["rows"]
+    assert row["right_after_s"] is not None and row["right_after_s"] <= 0.2, row
+    assert row["held_in_air"] == row["air_frames"] and row["unlisted_in_air"] == 0
