@@ -447,7 +447,9 @@ def cmd_bench_live(args: argparse.Namespace) -> int:
         return _report(args, live.exposure_run(args.seed, progress=_progress(args.json, "exposure steps")), live.format_exposure)
     if args.frames < 10:
         raise InputError("--frames: must be at least 10 (5 are warm-up)")
-    return _report(args, live.run(args.frames, args.seed, progress=_progress(args.json, f"{args.frames} frames")), live.format_table)
+    progress = _progress(args.json, f"{args.frames} frames at {args.resolution}")
+    return _report(args, live.run(args.frames, args.seed, progress=progress, height_px=int(args.resolution[:-1])),
+                   live.format_table)
 
 
 def cmd_bench_web(args: argparse.Namespace) -> int:
@@ -626,6 +628,8 @@ def build_parser() -> argparse.ArgumentParser:
                            help="steady: two walkers and a hand (cost ratio); push: a mini pushed at 24-60 mm a frame; "
                                 "exposure: the whole frame x0.7 and x1.3; bricks: a brick put down and taken away; "
                                 "lift: a mini lifted and put down 60-400 mm further on")
+            p.add_argument("--resolution", choices=["1080p", "720p"], default="1080p",
+                           help="steady: the camera's stream (the same lens; 720p is many webcams' default)")
             p.add_argument("--fps", type=float, default=None,
                            help="the camera's frame rate for bricks (default 30, in real time) and lift (default 10)")
         if name == "verdicts":
