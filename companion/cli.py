@@ -453,7 +453,7 @@ def cmd_bench_live(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_web(args: argparse.Namespace) -> int:
-    from web import bench
+    from companion.bench import web as bench
 
     if args.seconds < 5:
         raise InputError("--seconds: at least 5")

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from companion.rules.knight.game import IllegalEvent, StartTurn, UnitDied
 from companion.synth import battlefield
 from companion.synth.siege import base_scene, casualties, siege_scene, siege_setup
-from companion.vision.sources import Frame, SyntheticSource
+from companion.synth.source import SyntheticSource
+from companion.vision.sources import Frame
 from web.server import CompanionServer, ServeOptions, serve
 from web.snapshots import Snapshot
 

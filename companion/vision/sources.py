@@ -1,5 +1,6 @@
-"""Where frames come from: a webcam index, a video file or stream URL, an image file or folder, or
-the synthetic camera. All give `Frame`s through one small interface."""
+"""Where frames come from: a webcam index, a video file or stream URL, an image file or folder. All
+give `Frame`s through one small interface (the synthetic camera, a test instrument, gives them
+too: `companion.synth.source`)."""
 
 from __future__ import annotations
 
@@ -103,35 +104,6 @@ class VideoCaptureSource(FrameSource):
 
     def close(self) -> None:
         self.capture.release()
-
-
-class SyntheticSource(FrameSource):
-    """The synthetic camera: renders `scene_at(index)` for index 0 .. frames-1, truth attached.
-
-    A scene equal to one already rendered (a script holding its last frame) reuses that image."""
-
-    def __init__(self, scene_at: Callable[[int], Any], frames: int, description: str = "synthetic camera") -> None:
-        from companion.synth.render import Renderer  # the renderer is only needed for this source
-
-        self.scene_at = scene_at
-        self.frames = frames
-        self.description = description
-        self._renderer = Renderer()
-        self._index = 0
-        self._last: tuple[Any, np.ndarray] | None = None
-
-    def read(self) -> Frame | None:
-        if self._index >= self.frames:
-            return None
-        scene = self.scene_at(self._index)
-        if self._last is not None and self._last[0] == scene:
-            image = self._last[1]
-        else:
-            image = self._renderer.render(scene)
-            self._last = (scene, image)
-        frame = Frame(image, self._index, time.time(), self.description, scene)
-        self._index += 1
-        return frame
 
 
 class LoopingSource(FrameSource):

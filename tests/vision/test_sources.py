@@ -65,7 +65,7 @@ def test_a_looping_source_plays_a_still_photo_as_a_camera(tmp_path):
 
 def test_the_synthetic_camera_renders_a_held_scene_once():
     from companion.synth.scene import random_scene
-    from companion.vision.sources import SyntheticSource
+    from companion.synth.source import SyntheticSource
 
     scene = random_scene(3, "standard", n_minis=1, n_bricks=0, width_px=320, height_px=180)
     source = SyntheticSource(lambda i: scene, 3)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 
-from companion.rules.geometry import point_in_polygon, point_polygon_distance
+from companion.rules.geometry import Point, Polygon, point_in_polygon, point_polygon_distance
 from companion.rules.knight.measure import within_for_acting_side
 from companion.rules.knight.squads import alive
 from companion.rules.table import Block, Table, Unit
@@ -55,21 +56,34 @@ def fortifications(before: Table, after: Table, player: str) -> list[Fortificati
 
 def sealed(table: Table, unit: Unit, cell_mm: float = SEAL_CELL_MM) -> bool:
     """Sarcophagus: blocks around the unit leave no gap its base can get out through."""
-    near = [b for b in table.blocks if not point_in_polygon(unit.centre, b.footprint)
-            and point_polygon_distance(unit.centre, b.footprint) < SEAL_SEARCH_MM]
+    footprints = tuple(tuple((float(x), float(y)) for x, y in b.footprint) for b in table.blocks)
+    return _sealed((float(unit.centre[0]), float(unit.centre[1])), unit.base_radius_mm, footprints, cell_mm)
+
+
+@lru_cache(maxsize=512)  # asked again at every frame for units that have not moved, among blocks that have not
+def _sealed(centre: Point, radius_mm: float, footprints: tuple[Polygon, ...], cell_mm: float) -> bool:
+    near = [fp for fp in footprints if not point_in_polygon(centre, fp)
+            and point_polygon_distance(centre, fp) < SEAL_SEARCH_MM]
     if not near:
         return False
-    xs = [p[0] for b in near for p in b.footprint] + [unit.centre[0]]
-    ys = [p[1] for b in near for p in b.footprint] + [unit.centre[1]]
-    margin = unit.base_radius_mm + 2 * cell_mm
+    xs = [p[0] for fp in near for p in fp] + [centre[0]]
+    ys = [p[1] for fp in near for p in fp] + [centre[1]]
+    margin = radius_mm + 2 * cell_mm
     x0, y0, x1, y1 = min(xs) - margin, min(ys) - margin, max(xs) + margin, max(ys) + margin
     cols, rows = int((x1 - x0) // cell_mm) + 1, int((y1 - y0) // cell_mm) + 1
 
-    def free(i: int, j: int) -> bool:
-        p = (x0 + (i + 0.5) * cell_mm, y0 + (j + 0.5) * cell_mm)
-        return all(point_polygon_distance(p, b.footprint) >= unit.base_radius_mm for b in near)
+    r = radius_mm
+    boxes = [(min(p[0] for p in fp) - r, min(p[1] for p in fp) - r, max(p[0] for p in fp) + r, max(p[1] for p in fp) + r, fp)
+             for fp in near]
 
-    start = (int((unit.centre[0] - x0) // cell_mm), int((unit.centre[1] - y0) // cell_mm))
+    def free(i: int, j: int) -> bool:
+        # Only the blocks whose box (grown by the base) holds the cell can reach it: a wall of a
+        # castle's ring is near a few cells of the yard, not all of them (was every block, ~0.25 s a unit).
+        x, y = x0 + (i + 0.5) * cell_mm, y0 + (j + 0.5) * cell_mm
+        return all(point_polygon_distance((x, y), fp) >= r for bx0, by0, bx1, by1, fp in boxes
+                   if bx0 <= x <= bx1 and by0 <= y <= by1)
+
+    start = (int((centre[0] - x0) // cell_mm), int((centre[1] - y0) // cell_mm))
     seen = {start}
     queue = deque([start])
     while queue:
