@@ -7,6 +7,7 @@ trusted network: anyone who can see the QR code can join.
 from __future__ import annotations
 
 import errno
+import logging
 import secrets
 import shutil
 import signal
@@ -31,6 +32,8 @@ from web.qr import qr_text
 from web.rulesets import web_rules
 from web.snapshots import SnapshotHub, empty_snapshot
 from web.store import GameStore, data_dir
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8765
 THREADS = 24  # waitress workers: each MJPEG viewer holds one for as long as it watches
@@ -132,6 +135,25 @@ class CompanionServer:
 
     def start_camera(self) -> None:
         self.loop.start()
+        threading.Thread(target=self._prepare_views, name="views", daemon=True).start()
+
+    def _prepare_views(self) -> None:
+        """Each new snapshot's view and answers are worked out here as soon as it is published, so
+        the phones' polls find them ready instead of the first poll after a frame paying for them."""
+        from web.api.state import game_json  # the answers /api/state gives, memoised on the view
+
+        seq = -1
+        while True:
+            snapshot = self.hub.wait_newer(seq, 5.0)
+            if snapshot is None:
+                return  # closed
+            seq = snapshot.seq
+            try:
+                view = self.companion.view()
+                view.state_json  # noqa: B018 (a cached property: computed now, kept on the view)
+                game_json(self.companion)
+            except Exception:  # a request would meet the same problem and answer it; nothing to do here
+                log.debug("view preparation failed", exc_info=True)
 
     def run(self) -> None:
         try:

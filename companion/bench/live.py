@@ -395,4 +395,4 @@ def format_bricks(r: dict) -> str:
     return (f"bench live --sequence bricks ({r['fps']:g} frames/s in real time, seed {r['seed']}): a brick put down is "
             f"published after {r['publish_s']} s (target <= 0.5), taken away dropped after {r['drop_s']} s "
             f"(target <= 1); worst frame on the camera thread {r['worst_frame_ms']} ms (one frame: "
-            f"{r['frame_period_ms']} ms); {r['searches']} block searches on their own thread")
+            f"{r['frame_period_ms']} ms); {r['searches']} block searches in their own process")

@@ -14,8 +14,9 @@ has stayed that long).
 from __future__ import annotations
 
 import math
+import multiprocessing
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,8 +44,10 @@ class _Candidate:
 class BlockWatch:
     def __init__(self, finder: BlockFinder, every_s: float = 2.0, confirm: int = 2, forget: int = 3,
                  recheck_s: float = 0.25, background: bool = False) -> None:
-        """`background`: searches run on a thread of their own (`start` returns at once; the camera
-        thread never waits for one), else `start` searches before it returns."""
+        """`background`: searches run in a process of their own (`start` returns at once; the camera
+        thread never waits for one, and a search's Python does not hold the lock every other
+        thread of the server needs: on a thread, phones' requests waited up to 80 ms behind it),
+        else `start` searches before it returns."""
         self.finder = finder
         self.every_s = every_s
         self.confirm = confirm
@@ -56,8 +59,11 @@ class BlockWatch:
         self._states: tuple[BlockState, ...] = ()  # what `states` answers until the next search
         self.searches = 0
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="blocks") if background else None
+        self._pool = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _worker_start,
+                                         (finder.setup, finder.palette)) if background else None
         self._running: Future | None = None
+        if self._pool is not None:
+            self._pool.submit(_worker_ready)  # the worker imports while the camera warms up
 
     def start(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...],
               time_s: float) -> None:
@@ -66,7 +72,15 @@ class BlockWatch:
             self.update(image, camera, pose, minis, time_s)
             return
         self._last_search = time_s  # no second search is started while this one runs
-        self._running = self._pool.submit(self.update, image.copy(), camera, pose, minis, time_s)
+        image = image.copy()
+        self._running = self._pool.submit(_worker_find, image, camera, pose, minis)
+
+        def matched(done: Future) -> None:
+            if done.cancelled() or done.exception() is not None:
+                return  # shutting down (or a search that failed: the next one tries again)
+            with self._lock:
+                self._match(image, camera, pose, done.result(), time_s)
+        self._running.add_done_callback(matched)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -132,6 +146,14 @@ class BlockWatch:
         published = sorted((c for c in kept if c.published_id is not None), key=lambda c: c.published_id)
         self._states = tuple(block_state(c.block, int(c.published_id)) for c in published)
 
+    def wait(self, timeout_s: float = 30.0) -> None:
+        """Until the search under way (if any) is matched (tests and benches)."""
+        running = self._running
+        if running is not None:
+            running.result(timeout_s)
+            with self._lock:
+                pass  # its callback holds the lock while it matches
+
     def states(self) -> tuple[BlockState, ...]:
         """The published blocks as of the last search (asked for at every frame)."""
         return self._states
@@ -174,3 +196,22 @@ def _same_place(a: Block, b: Block) -> bool:
 
 def _same(a: Block, b: Block) -> bool:
     return _same_place(a, b) and abs(a.height_mm - b.height_mm) <= SAME_HEIGHT_MM and a.color == b.color
+
+
+# --- the search process ---------------------------------------------------------------------------
+
+_worker_finder: BlockFinder | None = None
+
+
+def _worker_start(setup, palette) -> None:
+    global _worker_finder
+    _worker_finder = BlockFinder(setup, palette)
+
+
+def _worker_ready() -> bool:
+    return _worker_finder is not None
+
+
+def _worker_find(image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...]) -> list[Block]:
+    assert _worker_finder is not None
+    return _worker_finder.find(image, camera, pose, minis)

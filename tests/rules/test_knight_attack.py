@@ -1,5 +1,4 @@
 from fractions import Fraction
-from itertools import product
 
 import pytest
 from hypothesis import given, strategies as st
@@ -11,27 +10,47 @@ from companion.rules.table import TableObject
 from tests.rules.knight_table import RED, block, table, unit
 
 
-def brute_force(att, dfn, ab=0, db=0):
-    out = dict(w=0, c=0, t=0, l=0, d=0)
-    for a, d in product(range(1, 7), repeat=2):
-        ta, td = a + att + (ab if a % 2 else 0), d + dfn + (db if d % 2 else 0)
-        if ta > td:
-            out["w"] += 1
-            out["c"] += ta >= 2 * td
-        elif td > ta:
-            out["l"] += 1
-            out["d"] += td >= 2 * ta
-        else:
-            out["t"] += 1
-    return {k: Fraction(v, 36) for k, v in out.items()}
+def by_distributions(att, dfn, ab=0, db=0):
+    """The same odds by another route than the code's pairs of dice: each side's totals as a
+    distribution, then each attacker total against the defender's cumulative counts."""
+    def totals(bonus, balance):
+        out = {}
+        for face in range(1, 7):
+            total = face + bonus + (balance if face % 2 else 0)
+            out[total] = out.get(total, 0) + 1
+        return out
+
+    attack_totals, defence_totals = totals(att, ab), totals(dfn, db)
+
+    def at_most(limit):  # defender rolls with a total <= limit
+        return sum(n for t, n in defence_totals.items() if t <= limit)
+
+    wins = sum(n * at_most(ta - 1) for ta, n in attack_totals.items())
+    ties = sum(n * defence_totals.get(ta, 0) for ta, n in attack_totals.items())
+    crit = sum(n * at_most(min(ta - 1, ta // 2)) for ta, n in attack_totals.items())
+    dcrit = sum(n * sum(1 for a in range(1, 7) if a + att + (ab if a % 2 else 0) <= min(td - 1, td // 2))
+                for td, n in defence_totals.items())
+    return {"w": Fraction(wins, 36), "c": Fraction(crit, 36), "t": Fraction(ties, 36),
+            "l": Fraction(36 - wins - ties, 36), "d": Fraction(dcrit, 36)}
 
 
 @given(st.integers(-3, 8), st.integers(-3, 8), st.integers(0, 4), st.integers(0, 4))
-def test_odds_match_brute_force(att, dfn, ab, db):
-    o, b = odds(att, dfn, ab, db), brute_force(att, dfn, ab, db)
+def test_odds_match_the_distributions_of_the_totals(att, dfn, ab, db):
+    o, b = odds(att, dfn, ab, db), by_distributions(att, dfn, ab, db)
     assert (o.attacker_wins, o.attacker_critical, o.tie, o.defender_wins, o.defender_critical) == \
         (b["w"], b["c"], b["t"], b["l"], b["d"])
     assert o.attacker_wins + o.tie + o.defender_wins == 1
+
+
+@pytest.mark.parametrize("att, dfn", [(a, d) for a in range(-3, 9) for d in range(-3, 9)])
+def test_odds_without_balance_are_the_closed_form_of_the_dice_difference(att, dfn):
+    # a - d takes the value x in -5..5 in 6 - |x| of the 36 rolls: the attacker wins when a - d > dfn - att
+    k = dfn - att
+    wins = sum(6 - abs(x) for x in range(-5, 6) if x > k)
+    ties = 6 - abs(k) if abs(k) <= 5 else 0
+    o = odds(att, dfn)
+    assert (o.attacker_wins, o.tie, o.defender_wins) == (Fraction(wins, 36), Fraction(ties, 36),
+                                                          Fraction(36 - wins - ties, 36))
 
 
 def test_even_odds_by_hand():

@@ -277,32 +277,26 @@ def test_the_demo_castle_is_seen_wall_by_wall():
 
 
 def test_a_live_block_search_runs_off_the_camera_thread():
-    """With blocks in the background, `update` returns while the search is still under way (here held
-    until released): no frame waits for a block search; its result is published when it is done."""
-    import threading
+    """With blocks in the background, `update` returns while the search is still under way in its
+    own process (its Python holds no lock the camera thread or the server's threads wait for): no
+    frame waits for a block search; its result is published when it is done."""
+    import os
 
+    from companion.vision import blockwatch
     from tests.conftest import rendered
 
     scene, image = rendered(101)
     tracker = LiveTracker(scene.setup(), blocks_in_background=True)
-    release = threading.Event()
-    real_find = tracker.block_watch.finder.find
-
-    def held_find(*args, **kwargs):
-        release.wait(10)
-        return real_find(*args, **kwargs)
-
-    tracker.block_watch.finder.find = held_find
     try:
         state = tracker.update(image, 0, 0.0)  # starts the search and returns
-        assert not tracker.block_watch._running.done() and state.blocks == ()
+        assert not tracker.block_watch._running.done() and state.blocks == ()  # the worker is still at it
         state = tracker.update(image, 1, 0.5)
         assert state.blocks == () and tracker.block_watch.searches == 0  # no second search while one runs
-        release.set()
-        tracker.block_watch._running.result(timeout=30)
+        tracker.block_watch.wait()
         assert tracker.block_watch.searches == 1
+        worker_pid = tracker.block_watch._pool.submit(os.getpid).result(30)
+        assert worker_pid != os.getpid() and blockwatch._worker_finder is None  # searched elsewhere
     finally:
-        release.set()
         tracker.close()
 
 

@@ -20,11 +20,12 @@ bp = Blueprint("state", __name__)
 
 
 def game_json(c: Companion) -> dict:
-    """The saved game as its rule system shows it, or why there is none."""
+    """The saved game as its rule system shows it, or why there is none; worked out once per view
+    (the view changes with each frame and each event; every phone polls this)."""
     rules = c.rules
     if c.store is None or rules.game_json is None:
         return {"available": False, "why": f"the {rules.title} rules keep no turn log here"}
-    return rules.game_json(c)
+    return c.view().memo("game json", lambda: rules.game_json(c))
 
 
 @bp.get("/game")
