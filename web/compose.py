@@ -31,7 +31,7 @@ def player_colour(setup: Setup, name: str) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class TableView:
+class RulesView:
     """One snapshot seen through the rules (and the game, for Knight)."""
 
     snapshot: Snapshot
@@ -121,10 +121,10 @@ class ViewCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._view: TableView | None = None
+        self._view: RulesView | None = None
 
-    def get(self, snapshot: Snapshot, setup: Setup, game: Any, game_version: int) -> TableView:
-        def fresh(view: TableView | None) -> bool:
+    def get(self, snapshot: Snapshot, setup: Setup, game: Any, game_version: int) -> RulesView:
+        def fresh(view: RulesView | None) -> bool:
             return view is not None and view.snapshot.state is snapshot.state and view.game is game \
                 and view.game_version == game_version
 
@@ -133,5 +133,5 @@ class ViewCache:
             return view
         with self._lock:  # built once even when several phones ask at the same moment
             if not fresh(self._view):
-                self._view = TableView(snapshot, setup, game, game_version)
+                self._view = RulesView(snapshot, setup, game, game_version)
             return self._view

@@ -12,7 +12,7 @@ from typing import Any
 from flask import current_app
 
 from companion.setup_file import Setup
-from web.compose import TableView, ViewCache
+from web.compose import RulesView, ViewCache
 from web.rulesets import WebRules, web_rules
 from web.snapshots import SnapshotHub
 from web.store import GameStore
@@ -65,7 +65,7 @@ class Companion:
         """What the last answer looks like on the table (vision.draw Shapes), for the host screen."""
         return self.asking.shapes()
 
-    def view(self) -> TableView:
+    def view(self) -> RulesView:
         game = self.store.game if self.store is not None else None
         version = self.store.version if self.store is not None else 0
         return self.views.get(self.hub.latest(), self.setup, game, version)

@@ -11,7 +11,7 @@ from companion.rules.knight.measure import in_hands_and_fingers
 from companion.rules.table import Unit
 from companion.vision.draw import Shape
 from web.api import arg_bool, arg_int
-from web.compose import TableView
+from web.compose import RulesView
 from web.context import companion
 
 GOOD_BGR, BAD_BGR, FULL_BGR, PARTIAL_BGR, NOTHING_BGR = (60, 200, 60), (60, 60, 230), (40, 40, 220), (0, 170, 255), (170, 170, 170)
@@ -35,7 +35,7 @@ def get_attack():
     return jsonify(verdict_json(verdict, target))
 
 
-def attack_shapes(view: TableView, v: AttackVerdict, player: str | None) -> list[Shape]:
+def attack_shapes(view: RulesView, v: AttackVerdict, player: str | None) -> list[Shape]:
     """The verdict on the table, for the host screen: the line of attack (green: can attack), the
     blocks crossing it coloured by what they give (red full, amber partial, grey nothing), the range."""
     a, t = view.table.unit(v.attacker), view.table.unit(v.target)
@@ -47,7 +47,7 @@ def attack_shapes(view: TableView, v: AttackVerdict, player: str | None) -> list
     return shapes + range_shapes(view, a, player)
 
 
-def range_shapes(view: TableView, unit: Unit, player: str | None) -> list[Shape]:
+def range_shapes(view: RulesView, unit: Unit, player: str | None) -> list[Shape]:
     """A unit's attack range as a circle, in the acting player's hand."""
     profile = view.profile(player or unit.player)
     reach_mm = range_mm(unit.unit_class, profile)

@@ -28,7 +28,7 @@ from companion.rules.forgod.odds import attack_odds, check_odds
 from companion.rules.forgod.squares import Placed, cells_json, place
 from companion.vision.draw import Shape
 from web.api import ApiError, arg_bool, arg_int, bad, body, event_body, game_store as _store
-from web.compose import TableView
+from web.compose import RulesView
 from web.context import Companion, companion
 
 bp = Blueprint("forgod", __name__)
@@ -38,15 +38,15 @@ def _rules(c: Companion) -> Forgod:
     return c.setup.rules
 
 
-def placed(view: TableView) -> dict[int, Placed]:
+def placed(view: RulesView) -> dict[int, Placed]:
     return view.memo("forgod.placed", lambda: place(view.setup.rules, view.table))
 
 
-def _game(view: TableView) -> ForgodGame | None:
+def _game(view: RulesView) -> ForgodGame | None:
     return view.game if isinstance(view.game, ForgodGame) else None
 
 
-def verdict(view: TableView, attacker: int, target: int, **declared: bool) -> Verdict:
+def verdict(view: RulesView, attacker: int, target: int, **declared: bool) -> Verdict:
     game = _game(view)
     return attack(view.setup.rules, placed(view), attacker, target, effects=game.effects() if game else (),
                   guarded_by=game.guarded_commander(target) if game else None, **declared)
@@ -62,7 +62,7 @@ def chips(v: Verdict) -> list[dict]:
     return out
 
 
-def verdict_json(view: TableView, v: Verdict) -> dict:
+def verdict_json(view: RulesView, v: Verdict) -> dict:
     target = placed(view)[v.target].card
     return {"name": target.name, "chips": chips(v), **v.to_json()}
 
@@ -83,7 +83,7 @@ def get_cells():
     return jsonify(cells_json(placed(companion().view())))
 
 
-def _card_id(view: TableView, card_id: int, field: str = "card") -> Placed:
+def _card_id(view: RulesView, card_id: int, field: str = "card") -> Placed:
     here = placed(view)
     if card_id not in here:
         known = sorted(here)
@@ -125,7 +125,7 @@ def get_attack():
     return jsonify(verdict_json(view, v))
 
 
-def card_shapes(view: TableView, card_id: int) -> list[Shape]:
+def card_shapes(view: RulesView, card_id: int) -> list[Shape]:
     """A card's attack area on the table, for the host screen."""
     rules: Forgod = view.setup.rules
     card = placed(view).get(card_id)
@@ -136,7 +136,7 @@ def card_shapes(view: TableView, card_id: int) -> list[Shape]:
     return [Shape("polygon", rules.board.corners(sq), (0, 170, 255)) for sq in sorted(squares)]
 
 
-def attack_shapes(view: TableView, v: Verdict) -> list[Shape]:
+def attack_shapes(view: RulesView, v: Verdict) -> list[Shape]:
     """The verdict on the table: the attacker's area, the line to the target and its square (green: legal)."""
     target = placed(view)[v.target]
     if target.square is None:

@@ -20,7 +20,7 @@ from companion.rules.registry import rule_system
 if TYPE_CHECKING:
     from companion.rules.table import Unit
     from companion.setup_file import PlayerSpec
-    from web.compose import TableView
+    from web.compose import RulesView
     from web.context import Companion
 
 
@@ -30,12 +30,12 @@ class WebRules:
     title: str
     blueprints: tuple[Blueprint, ...] = ()
     game: Any = None  # the saved game's class (python-chess style); None: no turn log is kept
-    state_json: "Callable[[TableView], dict] | None" = None  # its fields in /api/state
-    unit_json: "Callable[[TableView, Unit, PlayerSpec], dict] | None" = None  # its part of /api/units/<id>
+    state_json: "Callable[[RulesView], dict] | None" = None  # its fields in /api/state
+    unit_json: "Callable[[RulesView, Unit, PlayerSpec], dict] | None" = None  # its part of /api/units/<id>
     game_json: "Callable[[Companion], dict] | None" = None  # /api/game and the state's `game`
     script: str | None = None  # static file drawing its layer on the phone page
     # A tapped unit (id, acting player) as shapes over the host's camera view (its range, its area).
-    unit_overlay: "Callable[[TableView, int, str | None], list] | None" = None
+    unit_overlay: "Callable[[RulesView, int, str | None], list] | None" = None
 
 
 @cache

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from companion.rules.forgod.game import ForgodGame
 from web.api import forgod
-from web.compose import TableView
+from web.compose import RulesView
 from web.rulesets import WebRules, only_for
 
 
-def state_json(view: TableView) -> dict:
+def state_json(view: RulesView) -> dict:
     here = forgod.placed(view)
     return {"forgod": {**forgod.cells_json(here),
                        "cards": {str(i): {"cards": p.card.cards, "type": p.card.type, "commander": p.card.commander}

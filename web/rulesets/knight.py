@@ -11,30 +11,30 @@ from companion.rules.table import Unit
 from companion.setup_file import PlayerSpec
 from web.api import attack, game, moves, objects, squads as squads_api
 from web.api.attack import verdict_json
-from web.compose import TableView
+from web.compose import RulesView
 from web.rulesets import WebRules, only_for
 
 
-def controls(view: TableView) -> tuple[Control, ...]:
+def controls(view: RulesView) -> tuple[Control, ...]:
     """Who holds each strategic object now (asked by every state poll and every end of turn)."""
     return view.memo("controls", lambda: tuple(control_all(view.table)))
 
 
-def state_json(view: TableView) -> dict:
+def state_json(view: RulesView) -> dict:
     held = {c.object_id: c for c in controls(view)}
     objects_json = [o | {"controller": held[o["id"]].controller, "why": held[o["id"]].why} if o["id"] in held else o
                     for o in view.base_objects_json]
     return {"squads": [g for g in squads(view.table) if len(g) > 1], "objects": objects_json}
 
 
-def unit_json(view: TableView, unit: Unit, profile: PlayerSpec) -> dict:
+def unit_json(view: RulesView, unit: Unit, profile: PlayerSpec) -> dict:
     """Its range in the acting player's hand and a verdict on every enemy, nearest first."""
     reach = range_mm(unit.unit_class, profile)
     return {"range": in_hands_and_fingers(reach, profile).to_json() | {"mm": round(reach, 1)} if reach else None,
             "enemies": [verdict_json(v, view.table.unit(v.target)) for v in targets(view.table, unit.id, player=profile.name)]}
 
 
-def unit_overlay(view: TableView, unit_id: int, player: str | None) -> list:
+def unit_overlay(view: RulesView, unit_id: int, player: str | None) -> list:
     return attack.range_shapes(view, view.table.unit(unit_id), player)
 
 
