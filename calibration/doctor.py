@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from companion.setup_file import Setup
-from companion.vision.pipeline import ROSTER_SIGMA_MM, Locator, height_sigma_mm
+from companion.vision.locator import ROSTER_SIGMA_MM, Locator, height_sigma_mm
 from companion.vision.registration import square_corners_mm
 
 BLUR_WARN = 60.0  # Laplacian variance over the anchors; a focused 1080p webcam shows several hundred

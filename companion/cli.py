@@ -55,7 +55,7 @@ def _report(args: argparse.Namespace, result: dict, format_table: Callable[[dict
 
 def cmd_locate(args: argparse.Namespace) -> int:
     from companion.setup_file import load_setup
-    from companion.vision.pipeline import Locator
+    from companion.vision.locator import Locator
     from companion.vision.sources import read_image
 
     setup = load_setup(args.setup, need_anchors=True)
@@ -293,7 +293,7 @@ def cmd_calibrate_hand(args: argparse.Namespace) -> int:
         finger = args.finger_mm or round(hand * 20.0 / 178.0, 1)
         how = "typed" + ("" if args.finger_mm else " (finger from the hand, in adult proportion)")
     elif args.frame and args.markers:
-        from companion.vision.pipeline import Locator
+        from companion.vision.locator import Locator
         from companion.vision.sources import read_image
 
         state = Locator(setup).locate(read_image(args.frame))

@@ -29,7 +29,7 @@ from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import union_outline
 from companion.vision.boxfit import Rect
-from companion.vision.pipeline import Locator
+from companion.vision.locator import Locator
 
 FIELDS = ("legal", "in_range", "in_view", "full_cover", "partial_cover", "elevation", "attack_bonus", "defence_bonus")
 PLAIN_BLOCK_HEIGHT_MM = 19.2

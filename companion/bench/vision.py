@@ -22,7 +22,7 @@ from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import BlockFinder
 from companion.vision.markers import dictionary
-from companion.vision.pipeline import Locator
+from companion.vision.locator import Locator
 from companion.vision.registration import square_corners_mm
 
 

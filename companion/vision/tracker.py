@@ -33,7 +33,7 @@ from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
 from companion.vision.boxes import Box, merge_boxes
 from companion.vision.markers import MarkerDetections, detect, detect_raw, mean_side_px, refine, to_gray
-from companion.vision.pipeline import Locator
+from companion.vision.locator import Locator
 from companion.vision.registration import Registration
 
 CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)

@@ -148,7 +148,7 @@ def test_end_to_end_from_a_rendered_frame_to_cells():
     from companion.rules.table import Table
     from companion.synth.render import Renderer
     from companion.synth.scene import random_scene
-    from companion.vision.pipeline import Locator
+    from companion.vision.locator import Locator
 
     grid = HexGrid(25.4, (60.0, 60.0), 40, 28)
     scene = random_scene(55, n_minis=8, n_bricks=0)

@@ -9,7 +9,7 @@ from companion.rules.forgod.squares import place
 from companion.rules.table import Table
 from companion.synth.battlefield import BOARD, base_scene, battlefield_setup, square_centre
 from companion.synth.render import Renderer
-from companion.vision.pipeline import Locator
+from companion.vision.locator import Locator
 
 pytestmark = pytest.mark.slow
 

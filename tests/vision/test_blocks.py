@@ -17,7 +17,7 @@ from companion.vision.blocks import BlockFinder, _arms, union_outline, to_block_
 from companion.vision.boxfit import Rect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
 from companion.state import BLOCKS_NOT_SEEN, TableState
-from companion.vision.pipeline import Locator
+from companion.vision.locator import Locator
 from companion.vision.tableview import TableView
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.tracker import LiveTracker

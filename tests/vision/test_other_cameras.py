@@ -19,7 +19,7 @@ import pytest
 from companion.setup_file import TableSpec, load_setup
 from companion.synth.render import Renderer
 from companion.synth.scene import random_scene
-from companion.vision.pipeline import Locator
+from companion.vision.locator import Locator
 
 FRAMES = Path(__file__).with_name("frames")
 # Small tables seen at the bench's scale (1.6 px a mm), so a committed frame stays small.

@@ -8,7 +8,7 @@ import pytest
 
 from companion.synth.render import Renderer
 from companion.synth.scene import SynthBrick
-from companion.vision.pipeline import Locator, fuse_roster_height
+from companion.vision.locator import Locator, fuse_roster_height
 from tests.conftest import rendered
 
 
