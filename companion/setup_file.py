@@ -308,10 +308,6 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
         p.add("", "the file is empty: a setup needs at least [table] and one [[anchors]]")
     elif not anchors and need_anchors:
         p.add("anchors", "none given: at least one [[anchors]] (id, x_mm, y_mm) is needed to register the table")
-    for i, a in enumerate(anchors):
-        if not (0.0 <= a.x_mm <= table.width_mm and 0.0 <= a.y_mm <= table.depth_mm):
-            p.add(f"anchors[{i}]", f"at ({a.x_mm:g}, {a.y_mm:g}) mm, off the {table.width_mm:g} x "
-                  f"{table.depth_mm:g} mm table (the table frame starts at its corner next to anchor 0)")
     _cross_checks(p, anchors, players, minis, objects)
     setup = Setup(path=path, table=table, dictionary=dictionary, anchors=tuple(anchors),
                   camera=camera, ruleset=ruleset, players=tuple(players), minis=tuple(minis),

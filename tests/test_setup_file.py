@@ -77,7 +77,6 @@ def test_defaults_for_missing_optional_keys(write_setup):
     ("[ruleset]\nname = 'chess'\n", "ruleset.name"),
     ("[[objects]]\nid = 9\nkind = 'tower'\n", "objects[0].kind"),
     ("surprise = 1\n", "surprise"),
-    ("[[anchors]]\nid = 0\nx_mm = 1300\ny_mm = 45\n", "anchors[0]: at (1300, 45) mm, off the"),
 ])
 def test_every_bad_value_names_file_and_key(write_setup, text, key):
     path = write_setup(text)
