@@ -181,6 +181,7 @@ class _Replay:
     winner: str | None = None
     win_reason: str = ""
     log: list[str] = field(default_factory=list)
+    units: dict[int, UnitStatus] = field(default_factory=dict)  # each roster unit's fate so far
 
 
 class Game:
@@ -199,6 +200,11 @@ class Game:
         self.castle_holder = castle_holder
         self.events: list[Event] = []
         self._state = self._replay()
+
+    @property
+    def units(self) -> dict[int, UnitStatus]:
+        """Each roster unit's fate after the events so far (replayed, never written elsewhere)."""
+        return self._state.units
 
     @classmethod
     def new(cls, setup: Setup, mode: str | None = None, castle_holder: str | None = None) -> "Game":
@@ -348,10 +354,10 @@ class Game:
 
     # replay ------------------------------------------------------------------------------------------
     def _replay(self) -> _Replay:
-        s = _Replay(coins={p: 0 for p in self.players}, interrupts={p: False for p in self.players})
-        self.units = {m.id: UnitStatus(m.id, m.player, m.unit_class,
-                                       "skeleton" if m.faction == "skeletons" else "alive")
-                      for m in self.setup.minis if m.player in self.players}
+        s = _Replay(coins={p: 0 for p in self.players}, interrupts={p: False for p in self.players},
+                    units={m.id: UnitStatus(m.id, m.player, m.unit_class,
+                                            "skeleton" if m.faction == "skeletons" else "alive")
+                           for m in self.setup.minis if m.player in self.players})
         for event in self.events:
             self._apply(s, event)
         return s
@@ -385,7 +391,7 @@ class Game:
             s.interrupted_this_turn = True
             s.log.append(f"{e.player} interrupts with unit {e.unit} (2 AP, 1 attack; all dice -1 next turn)")
         elif isinstance(e, UnitDied):
-            unit = self.units[e.unit]
+            unit = s.units[e.unit]
             no_afterlife = ("crystal", unit.player) in s.destroyed
             if unit.status == "alive" and not no_afterlife:
                 unit.status = "skeleton"
@@ -395,13 +401,13 @@ class Game:
                 s.log.append(f"unit {e.unit} left the game" + (f" ({e.cause})" if e.cause else ""))
             self._check_army(s)
         elif isinstance(e, BecameSkeleton):
-            self.units[e.unit].status = "skeleton"
+            s.units[e.unit].status = "skeleton"
             s.log.append(f"unit {e.unit} became a skeleton" + (f" ({e.cause})" if e.cause else ""))
             self._check_plague(s)
         elif isinstance(e, Hire):
             s.coins[e.player] -= HIRE_COINS
             s.hired_this_turn = True
-            self.units[e.unit] = UnitStatus(e.unit, e.player, e.unit_class, "skeleton", hired=True)
+            s.units[e.unit] = UnitStatus(e.unit, e.player, e.unit_class, "skeleton", hired=True)
             s.log.append(f"{e.player} hired a skeleton {e.unit_class} (marker {e.unit}) for {HIRE_COINS} coins")
         elif isinstance(e, Destroyed):
             s.destroyed.append((e.object_kind, e.owner))
@@ -441,7 +447,7 @@ class Game:
 
     def _check_army(self, s: _Replay) -> None:
         for player in self.players:
-            army = [u for u in self.units.values() if u.player == player]
+            army = [u for u in s.units.values() if u.player == player]
             if army and all(u.status == "gone" for u in army) and not s.winner:
                 s.winner, s.win_reason = self._other(player), f"destroyed {player}'s whole army"
 
@@ -449,7 +455,7 @@ class Game:
         if self.mode != "plague" or s.winner:
             return
         for player in self.players:
-            army = [u for u in self.units.values() if u.player == player and u.status != "gone"]
+            army = [u for u in s.units.values() if u.player == player and u.status != "gone"]
             if army and all(u.status == "skeleton" for u in army):
                 s.winner, s.win_reason = self._other(player), f"all of {player}'s warriors became skeletons"
 
