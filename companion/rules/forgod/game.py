@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from companion.rules.forgod.attack import Modifier
 from companion.rules.forgod.cards import Card, Forgod
-from companion.rules.events import Event, IllegalEvent
+from companion.rules.events import Event, IllegalEvent, named_event
 from companion.rules.table import Table
 from companion.setup_file import Setup
 
@@ -86,14 +86,7 @@ EVENT_TYPES = {cls.kind: cls for cls in (Reaction, Act, Resolve, Counter, CardDi
 
 
 def event_from_json(data: dict[str, Any]) -> Event:
-    data = dict(data)
-    cls = EVENT_TYPES.get(data.pop("kind", None))
-    if cls is None:
-        raise ValueError(f"kind: unknown event (one of {', '.join(EVENT_TYPES)})")
-    known = {f.name for f in fields(cls)}
-    for key in data:
-        if key not in known:
-            raise ValueError(f"{key}: not a field of {cls.kind} (fields: {', '.join(sorted(known))})")
+    cls, data = named_event(data, EVENT_TYPES)
     for f in fields(cls):
         if f.name not in data:
             if f.default is MISSING and f.default_factory is MISSING:

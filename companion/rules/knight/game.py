@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, get_origin, get_type_hints
 
-from companion.rules.events import Event, IllegalEvent
+from companion.rules.events import Event, IllegalEvent, named_event
 from companion.rules.table import Table
 from companion.setup_file import Setup
 
@@ -114,14 +114,7 @@ EVENT_TYPES = {cls.kind: cls for cls in (StartTurn, Convert, Spend, Interrupt, U
 
 
 def event_from_json(data: dict[str, Any]) -> Event:
-    data = dict(data)
-    cls = EVENT_TYPES.get(data.pop("kind", None))
-    if cls is None:
-        raise ValueError(f"unknown event kind (one of {', '.join(EVENT_TYPES)})")
-    known = {f.name for f in fields(cls)}
-    for key in data:
-        if key not in known:
-            raise ValueError(f"{key}: not a field of {cls.kind} (fields: {', '.join(sorted(known))})")
+    cls, data = named_event(data, EVENT_TYPES)
     if cls is Convert and isinstance(data.get("swap"), list):
         data["swap"] = tuple(data["swap"])
     hints = get_type_hints(cls)
