@@ -1,12 +1,18 @@
-"""Find ArUco markers and refine their corners by fitting straight lines to their four edges.
+"""Find ArUco markers and refine their corners to a fraction of a pixel.
 
 OpenCV's detector finds the quads; its corner refinements are biased for the small markers on minis
-(NONE and CONTOUR sit ~0.5 px inside the edge; SUBPIX is pulled by the thin white margin). Here
-each edge is sampled across its whole length (corners excluded, where blur rounds them): along
-every normal the subpixel crossing of the mid level between the black border and the white margin
-is found, the crossings are undistorted, and a straight line is fitted in ideal image coordinates.
-Corners are the intersections of adjacent lines. 0.1 px of a 15 mm marker's side is ~4 mm of height
-at 1 m, so this step carries the height estimate.
+(NONE and CONTOUR sit ~0.5 px inside the edge; SUBPIX is pulled by the thin white margin), and
+0.1 px of a 15 mm marker's side is ~4 mm of height at 1 m, so the refinement carries the height.
+
+- Small markers (under `MODEL_FIT_MAX_SIDE_PX`, every mini's): the printed pattern itself is
+  aligned to the image (`fit_marker_model`): the marker's cells, blurred and put through the
+  camera's response, are warped by its four corners (a homography) and its blur is fitted, until
+  they match the pixels; the fit's residual says how far to trust the corners (a misread id does
+  not fit and is dropped). Edge lines are the fallback where the alignment wanders.
+- Large markers (the anchors): each edge is sampled across its whole length (corners excluded,
+  where blur rounds them): along every normal the subpixel crossing of the mid level between the
+  black border and the white margin is found, the crossings are undistorted, and a straight line
+  is fitted in ideal image coordinates; corners are the intersections of adjacent lines.
 """
 
 from __future__ import annotations
@@ -49,8 +55,7 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     # 15 mm markers at 1.4 m are ~15 px wide: below the default 3% perimeter rate at 1080p.
     params.minMarkerPerimeterRate = 0.012
     # Small markers (2-3 px modules): smaller threshold windows, finer cell sampling, looser
-    # polygon and spacing limits. With the rescue below: 108 -> 118 of 120 markers on 10 hard
-    # bench scenes; the one false id this lets through is removed by the pattern-fit check.
+    # polygon and spacing limits; the false ids this lets through are removed by the pattern fit.
     # Threshold windows 3 and 9 px first (`FIRST_WINDOWS`): each window costs ~6 ms of a 1080p
     # frame, and these find every marker in 38 of 40 standard bench frames (3 and 7 px: 35 of
     # 40, an anchor's large modules among the misses). While markers are missing,
