@@ -48,7 +48,10 @@ class DemoScript:
         worst = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in seen if m.id in truth]
         if snapshot.registered_now:
             self.errors_mm += worst
-        if frame.index == 1 and snapshot.registered_now:
+        # The players enter red's dice once the camera sees the table and its blocks (the turn's
+        # start is the table as seen then), or by a quarter of the script at the latest.
+        if frame.index >= 1 and snapshot.registered_now and (snapshot.state.blocks_seen
+                                                              or frame.index >= max(1, self.frames // 4)):
             self._roll(snapshot)
         for c in casualties(self.frames):
             if c.frame == frame.index:
