@@ -87,8 +87,8 @@ class TableAnnotator:
                         colour, max(1, self.thickness // 2), cv2.LINE_AA)
         seen = sum(m.status == "seen" for m in state.minis)
         self.banner(out, f"anchors {state.registration.get('anchors_seen', [])}  minis {seen} seen, "
-                          f"{len(state.minis) - seen} held  blocks {len(state.blocks)}  frame {state.frame}",
-                     (40, 160, 40))
+                         f"{len(state.minis) - seen} held  blocks {len(state.blocks)}  frame {state.frame}",
+                    (40, 160, 40))
         return out
 
     def _shape(self, out: np.ndarray, shape: Shape, camera: CameraModel, pose: TablePose) -> None:
@@ -106,8 +106,7 @@ class TableAnnotator:
             cv2.putText(out, shape.label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale * 1.3, (0, 0, 0),
                         self.thickness + 2, cv2.LINE_AA)
             cv2.putText(out, shape.label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale * 1.3, shape.colour_bgr,
-                        max(1, self.thickness // 2),
-                        cv2.LINE_AA)
+                        max(1, self.thickness // 2), cv2.LINE_AA)
 
     def _block(self, out: np.ndarray, block, camera: CameraModel, pose: TablePose) -> None:
         """The box as the camera sees it: footprint, top face and the vertical edges between."""
