@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+import time
+from typing import TYPE_CHECKING, Callable
 
 from companion.errors import InputError, SetupError
 
@@ -41,3 +42,33 @@ def load_table(setup_path: str, state_path: str) -> "tuple[Setup, Table]":
 def require_ruleset(setup: "Setup", name: str, command: str) -> None:
     if setup.ruleset != name:
         raise SetupError(f"{setup.path}: ruleset.name: is {setup.ruleset!r}, `{command}` needs {name!r}")
+
+
+def progress(json_out: bool, what: str) -> Callable[[int, int], None] | None:
+    """A count on stderr while long work runs, with the time taken and left: always in a terminal,
+    and without --json anywhere (stdout stays one JSON object either way)."""
+    if not tells_progress(json_out):
+        return None
+    started = time.monotonic()
+    print(f"{what}...", file=sys.stderr, flush=True)
+
+    def show(done: int, total: int) -> None:
+        took = time.monotonic() - started
+        left = f", ~{took / done * (total - done):.0f} s to go" if 0 < done < total else ""
+        print(f"\r  {done}/{total} ({took:.0f} s{left})   ", end="" if done < total else "\n", file=sys.stderr,
+              flush=True)
+
+    return show
+
+
+def tells_progress(json_out: bool) -> bool:
+    return not json_out or sys.stderr.isatty()
+
+
+def report(args: argparse.Namespace, result: dict, format_table: Callable[[dict], str]) -> int:
+    """A bench's figures: one JSON object with --json, else its readable table."""
+    if args.json:
+        print_json(result)
+    else:
+        print(format_table(result))
+    return 0
