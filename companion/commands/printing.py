@@ -97,18 +97,17 @@ def add_group(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--paper", choices=["a4", "letter"], default="a4")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_print_markers)
-    p = psub.add_parser("hexmat", help="Contienda: the hex grid at exact scale, tiled over pages")
-    p.add_argument("--setup", required=True, help="its [hex] table gives the hex size, origin, columns and rows")
-    p.add_argument("--out", required=True)
-    p.add_argument("--paper", choices=["a4", "letter"], default="a4")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_print_hexmat)
-    p = psub.add_parser("battlefield", help="F0R60D: the board of squares at exact scale, tiled over pages")
-    p.add_argument("--setup", required=True, help="its [forgod] table gives the squares, origin, columns and rows")
-    p.add_argument("--out", required=True)
-    p.add_argument("--paper", choices=["a4", "letter"], default="a4")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_print_battlefield)
+    for what, help_text, setup_help, func in (
+            ("hexmat", "Contienda: the hex grid at exact scale, tiled over pages",
+             "its [hex] table gives the hex size, origin, columns and rows", cmd_print_hexmat),
+            ("battlefield", "F0R60D: the board of squares at exact scale, tiled over pages",
+             "its [forgod] table gives the squares, origin, columns and rows", cmd_print_battlefield)):
+        p = psub.add_parser(what, help=help_text)
+        p.add_argument("--setup", required=True, help=setup_help)
+        p.add_argument("--out", required=True)
+        p.add_argument("--paper", choices=["a4", "letter"], default="a4")
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(func=func)
     p = psub.add_parser("board", help="a ChArUco board for camera calibration")
     p.add_argument("--out", required=True)
     p.add_argument("--squares", default="7x5")
