@@ -147,6 +147,15 @@ def test_demo_serves_the_siege_to_a_phone_and_stops_cleanly(tmp_path):
     assert proc.returncode == 0 and "Traceback" not in err, err
 
 
+def test_serve_refuses_a_game_without_its_players_naming_the_key(tmp_path, scene_files):
+    _, folder = scene_files
+    lonely = tmp_path / "lonely.toml"
+    lonely.write_text("[[anchors]]\nid = 0\nx_mm = 45\ny_mm = 45\n")  # Knight, no players, no roster
+    out = run("serve", "--camera", str(folder / "frame.png"), "--setup", str(lonely), "--no-browser")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "lonely.toml: players: a knight game is played by two players" in out.stderr
+
+
 def test_serve_refuses_a_missing_camera_file_in_one_line(tmp_path, scene_files):
     _, folder = scene_files
     out = run("serve", "--camera", str(tmp_path / "nope.mp4"), "--setup", str(folder / "setup.toml"), "--no-browser")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from companion.errors import InputError
+from companion.errors import InputError, SetupError
 
 
 def _serve_options(args: argparse.Namespace, game_name: str, min_interval_s: float):
@@ -29,12 +29,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.frames, _serve_options(args, game_name, 1.0 / args.fps), args.ruleset)
 
 
+def _needs_its_players(setup) -> None:
+    """A rule system that keeps a saved game needs two players to play it: said before the server
+    starts, naming the key (the phone would only hear it when starting the game)."""
+    from web.rulesets import web_rules
+
+    players = {p.name for p in setup.players} or {m.player for m in setup.minis if m.player}
+    if web_rules(setup.ruleset).game is not None and len(players) < 2:
+        raise SetupError(f"{setup.path}: players: a {setup.ruleset} game is played by two players ([[players]], "
+                         f"or [[minis]] with player = ...); the setup names {len(players)}")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from companion.setup_file import load_setup
     from companion.vision.sources import ImageFolderSource, LoopingSource, open_source
     from web.server import serve
 
     setup = load_setup(args.setup, need_anchors=True)
+    _needs_its_players(setup)
     spec = args.camera.strip()
     live = spec.isdigit() or "://" in spec
     if not live and not Path(spec).exists():
