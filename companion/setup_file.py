@@ -15,6 +15,8 @@ from typing import Any
 
 from companion.errors import SetupError
 
+OFF_TABLE_MM = 10.0  # a base whose edge lies further than this beyond the table's edge is not on it
+
 DICTIONARIES = (
     "DICT_4X4_50", "DICT_4X4_100", "DICT_4X4_250", "DICT_4X4_1000",
     "DICT_5X5_50", "DICT_5X5_100", "DICT_5X5_250", "DICT_5X5_1000",
@@ -36,6 +38,11 @@ class TableSpec:
     def beyond_mm(self, x_mm: float, y_mm: float) -> float:
         """How far a point lies beyond the table's edge (0 on the table)."""
         return max(0.0, -x_mm, x_mm - self.width_mm, -y_mm, y_mm - self.depth_mm)
+
+    def off_table(self, x_mm: float, y_mm: float, base_mm: float) -> bool:
+        """Whether a base of `base_mm` centred here stands beside the table, not on it: its edge
+        more than OFF_TABLE_MM beyond the table's (the camera and the rules both ask this)."""
+        return self.beyond_mm(x_mm, y_mm) > base_mm / 2 + OFF_TABLE_MM
 
 
 @dataclass(frozen=True)

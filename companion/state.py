@@ -21,7 +21,6 @@ BRICK_MM = 9.6  # a brick's height (a plate is a third of it)
 # An empty `blocks` list must not read as "no cover on the table" when nobody looked: the state
 # says so in a flag (`blocks_seen`) and, for people reading its JSON, in this warning.
 BLOCKS_NOT_SEEN = "blocks were not looked for in this frame: `blocks` is empty whatever stands on the table"
-OFF_TABLE_MM = 10.0  # a base whose edge lies further than this beyond the table's edge is not on it
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from functools import cached_property
 from companion.errors import InputError
 from companion.rules.geometry import Point, Polygon, circle_polygon
 from companion.setup_file import PlayerSpec, Setup
-from companion.state import KNOCKED_OVER_DEG, OFF_TABLE_MM, TableState
+from companion.state import KNOCKED_OVER_DEG, TableState
 
 ON_TABLE_BELOW_MM = 5.0  # a standing level under this counts as the table itself
 
@@ -101,9 +101,8 @@ class Table:
             if spec is None:
                 unlisted.append(m.id)
                 continue
-            beyond = setup.table.beyond_mm(m.x_mm, m.y_mm)
-            if beyond > spec.base_mm / 2 + OFF_TABLE_MM:
-                off_table.append((m.id, (m.x_mm, m.y_mm), beyond))
+            if setup.table.off_table(m.x_mm, m.y_mm, spec.base_mm):
+                off_table.append((m.id, (m.x_mm, m.y_mm), setup.table.beyond_mm(m.x_mm, m.y_mm)))
                 continue
             standing = m.z_mm - spec.marker_height
             units.append(Unit(id=m.id, name=spec.name, player=spec.player or m.player, faction=spec.faction,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from companion.setup_file import Setup
-from companion.state import KNOCKED_OVER_DEG, OFF_TABLE_MM, MarkerSighting, MiniState, TableState
+from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
 from companion.vision.blocks import Block, BlockFinder, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
@@ -292,12 +292,12 @@ class Locator:
         impossible = [m.id for m in minis if m.height_source == "setup" and m not in tilted]
         if impossible:
             warnings.append(f"minis {impossible}: the frame put them under the table; placed at their setup height")
-        beyond = {m.id: self.setup.table.beyond_mm(m.x_mm, m.y_mm) for m in minis}
-        off = [m for m in minis if beyond[m.id] > self.setup.mini(m.id).base_mm / 2 + OFF_TABLE_MM]
+        minis.sort(key=lambda m: m.id)
+        table = self.setup.table
+        off = [m for m in minis if table.off_table(m.x_mm, m.y_mm, self.setup.mini(m.id).base_mm)]
         if off:
             warnings.append("off the table, not in play: " + ", ".join(
-                f"mini {m.id} {beyond[m.id]:.0f} mm beyond the edge" for m in sorted(off, key=lambda m: m.id)))
-        minis.sort(key=lambda m: m.id)
+                f"mini {m.id} {table.beyond_mm(m.x_mm, m.y_mm):.0f} mm beyond the edge" for m in off))
         state = TableState(registered=True, minis=tuple(minis), frame=frame, timestamp=timestamp,
                            unknown_markers=tuple(unknown), duplicate_markers=tuple(duplicates),
                            objects=tuple(objects), registration=reg.to_json(), warnings=tuple(warnings))
