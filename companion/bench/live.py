@@ -23,13 +23,23 @@ import cv2
 import numpy as np
 
 from companion.synth.render import Renderer, marker_visible_fraction
-from companion.synth.scene import Scene, SynthHand, random_scene
+from companion.synth.scene import Scene, SynthHand, SynthMini, random_scene
 from companion.vision.camera import CameraModel
 from companion.vision.markers import dictionary
 from companion.vision.tracker import LiveTracker
 
 WARMUP_FRAMES = 5
 HELD_TOLERANCE_MM = 3.0
+
+
+def bench_table(seed: int, n_bricks: int = 6) -> Scene:
+    """The live benches' table: 12 minis and a few loose bricks, the same for a seed in every sequence."""
+    return random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=n_bricks)
+
+
+def towards_middle(scene: Scene, mini: SynthMini) -> float:
+    """The direction (radians) from a mini to the table's middle: a move that way stays on the table."""
+    return math.atan2(scene.table.depth_mm / 2 - mini.y_mm, scene.table.width_mm / 2 - mini.x_mm)
 
 
 def scripted_scene(base: Scene, frame: int, frames: int) -> Scene:
@@ -86,7 +96,7 @@ def at_height(scene: Scene, height_px: int) -> Scene:
 
 
 def run(frames: int = 40, seed: int = 0, progress=None, passes: int = 3, height_px: int = 1080) -> dict:
-    base = at_height(random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6), height_px)
+    base = at_height(bench_table(seed), height_px)
     setup = base.setup()
     baseline = cv2.aruco.ArucoDetector(dictionary(setup.dictionary), cv2.aruco.DetectorParameters())
     renderer = Renderer()
@@ -195,7 +205,7 @@ def push_run(seed: int = 0, speeds: tuple[float, ...] = PUSH_SPEEDS_MM, progress
     left standing. For each frame of the push: is the reported position within 3 mm of the truth
     (and seen, not held)? Reported: the frames the tracker lagged during the push, the frames
     after the push until it was right, the worst error meanwhile, and the worst frame's cost."""
-    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6)
+    base = bench_table(seed)
     setup = base.setup()
     renderer = Renderer()
     pushed = base.minis[0]
@@ -205,8 +215,7 @@ def push_run(seed: int = 0, speeds: tuple[float, ...] = PUSH_SPEEDS_MM, progress
         direction = math.radians(pushed.heading_deg)
         reach = speed * PUSH_FRAMES
         # Push towards the table's middle so the mini stays on the table at every speed.
-        to_mid = math.atan2(base.table.depth_mm / 2 - pushed.y_mm, base.table.width_mm / 2 - pushed.x_mm)
-        direction = to_mid if reach > 200 else direction
+        direction = towards_middle(base, pushed) if reach > 200 else direction
         scenes, truth = [], []
         for f in range(still + PUSH_FRAMES + 6):
             steps = min(max(f - still, 0), PUSH_FRAMES)
@@ -259,7 +268,7 @@ def exposure_run(seed: int = 0, steps: tuple[float, ...] = EXPOSURE_STEPS, progr
     """The table standing still while the camera's exposure steps (the whole frame x0.7 or x1.3, as
     an auto-exposure or a lamp does). Reported per step: frames until every mini is seen again
     where it stands (within 3 mm), how many were held meanwhile, and the worst frame's cost."""
-    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6)
+    base = bench_table(seed)
     setup = base.setup()
     image = Renderer().render(base)
     rows = []
@@ -309,12 +318,12 @@ def lift_run(seed: int = 0, fps: float = 10.0, distances: tuple[float, ...] = LI
     Reported per distance: seconds after it is put down until it is reported seen within 3 mm of
     its new place, what was reported while it was in the air (frames held at its old place, frames
     not listed), and the worst frame's cost."""
-    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6)
+    base = bench_table(seed)
     setup = base.setup()
     renderer = Renderer()
     lifted = base.minis[0]
     still, air, placed = 6, max(1, round(LIFT_S * fps)), max(2, round(PLACED_S * fps))
-    to_mid = math.atan2(base.table.depth_mm / 2 - lifted.y_mm, base.table.width_mm / 2 - lifted.x_mm)
+    to_mid = towards_middle(base, lifted)
     rows = []
     for k, distance in enumerate(distances):
         new = replace(lifted, x_mm=lifted.x_mm + distance * math.cos(to_mid), y_mm=lifted.y_mm + distance * math.sin(to_mid))
@@ -358,7 +367,7 @@ def bricks_run(seed: int = 0, fps: float = 30.0, progress=None) -> dict:
     until it is dropped, and the worst frame's cost on the camera thread (against one frame period)."""
     from companion.synth.scene import SynthBrick
 
-    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=0)
+    base = bench_table(seed, n_bricks=0)
     setup = base.setup()
     renderer = Renderer()
     spot = (base.table.width_mm * 0.5, base.table.depth_mm * 0.55)

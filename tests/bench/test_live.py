@@ -2,12 +2,11 @@
 
 import numpy as np
 
-from companion.bench.live import at_height
-from companion.synth.scene import random_scene
+from companion.bench.live import at_height, bench_table
 
 
 def test_a_720p_stream_sees_the_table_where_the_1080p_one_does_scaled_by_two_thirds():
-    full = random_scene(11, "standard", n_minis=12, n_bricks=6)
+    full = bench_table(0)
     small = at_height(full, 720)
     assert (small.camera.width_px, small.camera.height_px) == (1280, 720)
     points = np.array([[m.x_mm, m.y_mm, m.z_mm] for m in full.minis])
