@@ -231,9 +231,7 @@ class BlockFinder:
             seen = self._named(fine[own > 0].astype(np.float64), fit, table_fine, origin, level, white, white_table)
             if seen is None:
                 continue
-            top_bgr, colour, colour_conf = seen
-            blocks.append(Block(p.footprint.corners(), p.height_mm, colour, p.explained, fit.height_confidence,
-                                colour_conf, _snapped(p.footprint)[1], fit, top_bgr))
+            blocks.append(_placed_block(p, fit, seen))
         return blocks if len(blocks) >= 2 else []
 
     def _fit_tower(self, image: np.ndarray, view: TableView, fine: np.ndarray, diff: np.ndarray, blob: np.ndarray,
@@ -262,9 +260,7 @@ class BlockFinder:
         named = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
         if named is None:
             return None
-        top_bgr, colour, colour_conf = named
-        return Block(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
-                     colour_conf, _snapped(placed.footprint)[1], fit, top_bgr)
+        return _placed_block(placed, fit, named)
 
     def _fit_one(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
@@ -485,6 +481,13 @@ def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
     top = placed.footprint.scaled_about(view.foot_mm, float(view.k(placed.height_mm)))
     return BoxFit(top=top, silhouette=top, height_mm=placed.height_mm, footprint=placed.footprint,
                   height_cost=placed.height_cost)
+
+
+def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, float]) -> Block:
+    """A brick `touching` placed, with its top's colour (`BlockFinder._named`), as a block."""
+    top_bgr, colour, colour_conf = named
+    return Block(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
+                 colour_conf, _snapped(placed.footprint)[1], fit, top_bgr)
 
 
 def skin_toned(bgr: np.ndarray) -> np.ndarray:
