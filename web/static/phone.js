@@ -157,10 +157,9 @@ const LABEL_TRIES = [[0, 1], [0, -1], [1, 0], [-1, 0], [1, 1], [-1, 1], [1, -1],
 function drawLabels(svg, s) {
   const taken = [];  // [x0, y0, x1, y1, weight] in map coordinates (y down)
   for (const u of s.units) {
-    const r = u.base_mm / 2, h = u.heading_deg * Math.PI / 180;
+    const r = u.base_mm / 2, [tx, ty] = headingTip(u);
     taken.push([u.x_mm - r, Y(u.y_mm) - r, u.x_mm + r, Y(u.y_mm) + r, 1]);
-    const tip = [u.x_mm + (r + 14) * Math.cos(h), Y(u.y_mm + (r + 14) * Math.sin(h))];
-    taken.push([tip[0] - 4, tip[1] - 4, tip[0] + 4, tip[1] + 4, 1]);
+    taken.push([tx - 4, Y(ty) - 4, tx + 4, Y(ty) + 4, 1]);
   }
   for (const b of s.blocks) {  // a label may cover a block, though not where it can go elsewhere
     const xs = b.footprint_mm.map((p) => p[0]), ys = b.footprint_mm.map((p) => Y(p[1]));
@@ -231,10 +230,15 @@ function drawUnit(svg, u) {
   if (u.seen !== "seen") { body["fill-opacity"] = 0.45; body["stroke-dasharray"] = "4 3"; }
   if (u.status === "gone") body.fill = "#777";
   g.append(el("svg:circle", body));
-  const h = u.heading_deg * Math.PI / 180;
-  const tip = [u.x_mm + (r + 14) * Math.cos(h), u.y_mm + (r + 14) * Math.sin(h)];
+  const tip = headingTip(u);
   g.append(el("svg:line", { x1: u.x_mm, y1: Y(u.y_mm), x2: tip[0], y2: Y(tip[1]), stroke: "#fff", "stroke-width": 4, "stroke-linecap": "round" }));
   svg.append(g);
+}
+
+// Where a unit's facing line ends (table mm): 14 mm beyond its base.
+function headingTip(u) {
+  const h = u.heading_deg * Math.PI / 180, reach = u.base_mm / 2 + 14;
+  return [u.x_mm + reach * Math.cos(h), u.y_mm + reach * Math.sin(h)];
 }
 
 function drawSquad(svg, ids) {

@@ -170,10 +170,12 @@ function renderGame() {
   }
 }
 
+// A game action: the answer shown, and returned (undefined when refused, its reason flashed).
 async function gameAction(path, body) {
   try {
     const g = await api(path, { method: "POST", body });
     if (ui.state) { ui.state.game = g; renderGame(); }
+    return g;
   } catch (e) { flash(e.message); }
 }
 
@@ -189,11 +191,8 @@ $("roll").addEventListener("submit", (event) => {
 $("end-turn").addEventListener("click", () => gameAction("/api/game/end-turn"));
 $("end-round").addEventListener("click", () => gameAction("/api/game/end-round"));
 $("undo").addEventListener("click", async () => {
-  try {
-    const g = await api("/api/game/undo", { method: "POST" });
-    if (ui.state) { ui.state.game = g; renderGame(); }
-    flash(`Took back: ${g.undone}`);  // one line of the log, one Undo
-  } catch (e) { flash(e.message); }
+  const g = await gameAction("/api/game/undo");
+  if (g) flash(`Took back: ${g.undone}`);  // one line of the log, one Undo
 });
 
 // The turn under way, refereed by the camera: every move with its AP, turns, fortifications, and
