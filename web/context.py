@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,6 +42,23 @@ class Asking:
             return self._last[1]
 
 
+POLLED_WITHIN_S = 2.0  # phones poll every 250 ms: none for this long, and nobody is looking
+
+
+class Polling:
+    """When a phone last asked for the state: each snapshot's answers are worked out ahead of the
+    phones only while some poll (a camera with nobody looking costs no rules work)."""
+
+    def __init__(self) -> None:
+        self._last_s = -math.inf
+
+    def mark(self) -> None:
+        self._last_s = time.monotonic()  # one float written: no lock needed
+
+    def active(self) -> bool:
+        return time.monotonic() - self._last_s <= POLLED_WITHIN_S
+
+
 @dataclass(frozen=True, eq=False)
 class Companion:
     setup: Setup
@@ -51,6 +69,7 @@ class Companion:
     join_url: str = ""  # what the QR code says
     views: ViewCache = field(default_factory=ViewCache)
     asking: Asking = field(default_factory=Asking)
+    polling: Polling = field(default_factory=Polling)
 
     @property
     def csrf(self) -> str:

@@ -138,8 +138,8 @@ class CompanionServer:
         threading.Thread(target=self._prepare_views, name="views", daemon=True).start()
 
     def _prepare_views(self) -> None:
-        """Each new snapshot's view and answers are worked out here as soon as it is published, so
-        the phones' polls find them ready instead of the first poll after a frame paying for them."""
+        """Each new snapshot's view and answers are worked out here as soon as it is published, while
+        phones poll, so their polls find them ready instead of the first poll after a frame paying."""
         from web.api.state import game_json  # the answers /api/state gives, memoised on the view
 
         seq = -1
@@ -148,6 +148,8 @@ class CompanionServer:
             if snapshot is None:
                 return  # closed
             seq = snapshot.seq
+            if not self.companion.polling.active():
+                continue
             try:
                 view = self.companion.view()
                 view.state_json  # noqa: B018 (a cached property: computed now, kept on the view)

@@ -45,14 +45,12 @@ LIFTED_AFTER_S = 5.0  # a unit not seen this long is asked about (a hand rarely 
 def proposals(c: Companion) -> list[dict]:
     """What the camera saw that the players should confirm (one tap each, undoable): a unit knocked
     over (its marker tilted more than 45 deg), a unit gone from the table, a unit sealed in a
-    sarcophagus. Never applied without a player. Worked out once per view (every phone polls it)."""
-    view = c.view()
-    return view.memo("knight proposals", lambda: _proposals(c.store.game, view))
-
-
-def _proposals(game, view) -> list[dict]:
+    sarcophagus. Never applied without a player. (Part of the game's answer, which /api/state
+    works out once per view.)"""
     from companion.rules.knight.watch import sealed
 
+    game = c.store.game
+    view = c.view()
     state = view.snapshot.state
     statuses = game.statuses()
     out = []

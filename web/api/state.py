@@ -36,6 +36,7 @@ def get_game():
 @bp.get("/state")
 def get_state():
     c = companion()
+    c.polling.mark()
     view = c.view()
     snap = c.hub.latest()
     age = time.time() - view.snapshot.state.timestamp if view.snapshot.state.timestamp else None
