@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from calibration.vector import PAPERS_MM, Line, Page, Rect, Text
+from companion.calibration.vector import PAPERS_MM, Line, Page, Rect, Text
 from companion.errors import InputError
 from companion.setup_file import Setup
 from companion.vision.markers import dictionary, marker_bits

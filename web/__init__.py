@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from web.context import Companion
+from companion.web.context import Companion
 
 
 def create_app(companion: Companion, config: dict | None = None) -> Flask:
@@ -17,7 +17,7 @@ def create_app(companion: Companion, config: dict | None = None) -> Flask:
     app.json.sort_keys = False
     app.extensions["companion"] = companion
 
-    from web import api, auth, pages
+    from companion.web import api, auth, pages
 
     app.register_blueprint(auth.bp)
     app.register_blueprint(pages.bp)

@@ -8,7 +8,7 @@ import hmac
 
 from flask import Blueprint, Response, jsonify, redirect, request
 
-from web.context import companion
+from companion.web.context import companion
 
 COOKIE = "companion_session"
 CSRF_HEADER = "X-Companion-Token"

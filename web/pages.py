@@ -6,8 +6,8 @@ from typing import Iterator
 
 from flask import Blueprint, Response, render_template
 
-from web.context import companion
-from web.qr import qr_svg
+from companion.web.context import companion
+from companion.web.qr import qr_svg
 
 bp = Blueprint("pages", __name__)
 

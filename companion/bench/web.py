@@ -23,7 +23,7 @@ import numpy as np
 from companion.synth.render import Renderer
 from companion.synth.siege import DEFAULT_FRAMES, base_scene, siege_scene, siege_setup
 from companion.vision.sources import LoopingSource, open_source
-from web.server import CompanionServer, ServeOptions
+from companion.run.server import CompanionServer, ServeOptions
 
 POLL_HZ = 4.0
 

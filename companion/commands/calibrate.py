@@ -11,8 +11,8 @@ from companion.errors import InputError
 
 
 def cmd_calibrate_camera(args: argparse.Namespace) -> int:
-    from calibration.camera import BoardSpec, ViewSet, calibrate
-    from calibration.setup_edit import update_setup_file
+    from companion.calibration.camera import BoardSpec, ViewSet, calibrate
+    from companion.calibration.setup_edit import update_setup_file
     from companion.setup_file import load_setup
     from companion.vision.sources import open_source
 
@@ -23,7 +23,7 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
         raise InputError("--squares: COLSxROWS, e.g. 7x5") from None
     views = ViewSet(BoardSpec((cols, rows), args.square_mm, args.marker_mm, args.dictionary))
     if args.synthetic:
-        from calibration.synthetic import board_views
+        from companion.synth.boards import board_views
 
         frames = board_views(args.synthetic)[0]
         source_name = f"{args.synthetic} synthetic views"
@@ -70,7 +70,7 @@ HAND_PRESETS = {"adult": (178.0, 20.0), "child": (152.0, 16.0)}
 
 
 def cmd_calibrate_hand(args: argparse.Namespace) -> int:
-    from calibration.setup_edit import update_setup_file
+    from companion.calibration.setup_edit import update_setup_file
     from companion.setup_file import load_setup
 
     setup = load_setup(args.setup)
@@ -112,7 +112,7 @@ def cmd_calibrate_hand(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from calibration.doctor import diagnose, format_report
+    from companion.calibration.doctor import diagnose, format_report
     from companion.setup_file import load_setup
     from companion.vision.sources import open_source
 

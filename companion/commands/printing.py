@@ -10,8 +10,8 @@ from companion.errors import InputError
 
 
 def cmd_print_markers(args: argparse.Namespace) -> int:
-    from calibration.printing import markers_pages
-    from calibration.vector import to_pdf, to_svg
+    from companion.calibration.printing import markers_pages
+    from companion.calibration.vector import to_pdf, to_svg
     from companion.files import write_bytes_atomic, write_text_atomic
     from companion.setup_file import load_setup
 
@@ -35,7 +35,7 @@ def cmd_print_markers(args: argparse.Namespace) -> int:
 
 def _print_tiled(args: argparse.Namespace, stem: str, pages: list) -> int:
     """A map printed over several sheets: STEM.pdf and one STEM-N.svg a sheet in --out."""
-    from calibration.vector import to_pdf, to_svg
+    from companion.calibration.vector import to_pdf, to_svg
     from companion.files import write_bytes_atomic, write_text_atomic
 
     out = Path(args.out)
@@ -50,7 +50,7 @@ def _print_tiled(args: argparse.Namespace, stem: str, pages: list) -> int:
 
 
 def cmd_print_hexmat(args: argparse.Namespace) -> int:
-    from calibration.printing import hexmat_pages
+    from companion.calibration.printing import hexmat_pages
     from companion.rules.contienda import grid_of
     from companion.setup_file import load_setup
 
@@ -58,7 +58,7 @@ def cmd_print_hexmat(args: argparse.Namespace) -> int:
 
 
 def cmd_print_battlefield(args: argparse.Namespace) -> int:
-    from calibration.printing import battlefield_pages
+    from companion.calibration.printing import battlefield_pages
     from companion.commands import require_ruleset
     from companion.setup_file import load_setup
 
@@ -68,8 +68,8 @@ def cmd_print_battlefield(args: argparse.Namespace) -> int:
 
 
 def cmd_print_board(args: argparse.Namespace) -> int:
-    from calibration.printing import board_page
-    from calibration.vector import to_pdf, to_svg
+    from companion.calibration.printing import board_page
+    from companion.calibration.vector import to_pdf, to_svg
     from companion.files import write_bytes_atomic, write_text_atomic
 
     try:

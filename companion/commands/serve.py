@@ -9,7 +9,7 @@ from companion.errors import InputError, SetupError
 
 
 def _serve_options(args: argparse.Namespace, game_name: str, min_interval_s: float):
-    from web.server import ServeOptions
+    from companion.run.server import ServeOptions
 
     if not 0 <= args.port <= 65535:
         raise InputError(f"--port: {args.port} is not a port (0-65535; 0 picks a free one)")
@@ -21,7 +21,7 @@ def _serve_options(args: argparse.Namespace, game_name: str, min_interval_s: flo
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The whole product on the built-in synthetic siege: camera thread, pipeline, server, saved game."""
-    from web.demo import run_demo
+    from companion.run.demo import run_demo
 
     if args.frames < 2:
         raise InputError("--frames: at least 2")
@@ -32,7 +32,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _needs_its_players(setup) -> None:
     """A rule system that keeps a saved game needs two players to play it: said before the server
     starts, naming the key (the phone would only hear it when starting the game)."""
-    from web.rulesets import web_rules
+    from companion.web.rulesets import web_rules
 
     players = {p.name for p in setup.players} or {m.player for m in setup.minis if m.player}
     if web_rules(setup.ruleset).game is not None and len(players) < 2:
@@ -43,7 +43,7 @@ def _needs_its_players(setup) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from companion.setup_file import load_setup
     from companion.vision.sources import ImageFolderSource, LoopingSource, open_source
-    from web.server import serve
+    from companion.run.server import serve
 
     setup = load_setup(args.setup, need_anchors=True)
     _needs_its_players(setup)
@@ -79,7 +79,7 @@ def add_group(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="the whole product on a built-in synthetic siege, no camera needed")
     server_args(p, 4.0)
     p.add_argument("--frames", type=int, default=48, help="length of the scripted game in frames (default 48)")
-    p.add_argument("--ruleset", choices=["knight", "forgod"], default="knight",  # web.demo.DEMOS
+    p.add_argument("--ruleset", choices=["knight", "forgod"], default="knight",  # companion.run.demo.DEMOS
                    help="knight: a castle siege (default); forgod: a F0R60D engagement on a printed battlefield")
     p.set_defaults(func=cmd_demo)
 

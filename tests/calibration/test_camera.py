@@ -9,9 +9,9 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.camera import BoardSpec, ViewSet, calibrate
-from calibration.setup_edit import set_table
-from calibration.synthetic import TRUE_DISTORTION, TRUE_MATRIX, board_views
+from companion.calibration.camera import BoardSpec, ViewSet, calibrate
+from companion.calibration.setup_edit import set_table
+from companion.synth.boards import TRUE_DISTORTION, TRUE_MATRIX, board_views
 from companion.errors import SetupError
 from companion.setup_file import load_setup
 

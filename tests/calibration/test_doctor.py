@@ -5,7 +5,7 @@ import sys
 import cv2
 import numpy as np
 
-from calibration.doctor import diagnose
+from companion.calibration.doctor import diagnose
 from tests.conftest import rendered
 
 

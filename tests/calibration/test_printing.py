@@ -9,8 +9,8 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.printing import board_page, markers_pages
-from calibration.vector import to_pdf, to_svg
+from companion.calibration.printing import board_page, markers_pages
+from companion.calibration.vector import to_pdf, to_svg
 from companion.errors import InputError
 from companion.setup_file import AnchorSpec, MiniSpec, ObjectSpec, Setup, default_anchors, TableSpec
 from companion.vision.camera import CameraModel
@@ -96,8 +96,8 @@ def test_impossible_prints_are_clear_errors():
 
 @needs_pdftoppm
 def test_hexmat_sheets_are_at_scale_and_oriented_like_the_table(tmp_path):
-    from calibration.printing import hexmat_pages
-    from calibration.vector import Line, Text
+    from companion.calibration.printing import hexmat_pages
+    from companion.calibration.vector import Line, Text
     from companion.rules.contienda import HexGrid
 
     grid = HexGrid(25.4, (0.0, 0.0), 12, 10)
@@ -116,8 +116,8 @@ def test_hexmat_sheets_are_at_scale_and_oriented_like_the_table(tmp_path):
 
 @needs_pdftoppm
 def test_battlefield_sheets_are_at_scale_labelled_and_cover_the_board(tmp_path):
-    from calibration.printing import FIELD_LINE_MM, SQUARE_LINE_MM, battlefield_pages
-    from calibration.vector import Line, Text
+    from companion.calibration.printing import FIELD_LINE_MM, SQUARE_LINE_MM, battlefield_pages
+    from companion.calibration.vector import Line, Text
     from companion.rules.forgod.board import Board
 
     board = Board()  # 70 x 95 mm squares from (100, 60), 7 x 6: 490 x 570 mm, over several A4 sheets

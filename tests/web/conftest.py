@@ -13,11 +13,11 @@ import pytest
 from companion.synth.siege import base_scene, siege_scene, siege_setup
 from companion.synth.render import Renderer
 from companion.vision.sources import LoopingSource, open_source
-from web import create_app
-from web.camera_loop import CameraLoop
-from web.context import Companion
-from web.snapshots import SnapshotHub, empty_snapshot
-from web.store import GameStore
+from companion.web import create_app
+from companion.live.camera_loop import CameraLoop
+from companion.web.context import Companion
+from companion.live.snapshots import SnapshotHub, empty_snapshot
+from companion.live.store import GameStore
 
 LATE_FRAME = 40  # of the 48-frame script: attackers before the castle, the new wall up
 

@@ -11,7 +11,7 @@ import pytest
 
 from companion.vision.sources import LoopingSource, open_source
 from tests.web.conftest import battlefield_frames, variant, wait_for
-from web.server import CompanionServer, ServeOptions
+from companion.run.server import CompanionServer, ServeOptions
 
 pytestmark = pytest.mark.slow
 

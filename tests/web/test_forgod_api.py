@@ -14,7 +14,7 @@ def battlefield():
 @pytest.fixture
 def running(battlefield, tmp_path):
     from companion.rules.forgod.game import ForgodGame
-    from web.store import GameStore
+    from companion.live.store import GameStore
 
     setup, folder = battlefield
     r = Running(setup, folder, None)

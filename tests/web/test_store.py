@@ -13,7 +13,7 @@ import pytest
 from companion.rules.knight.game import EndTurn, IllegalEvent, StartTurn, UnitDied
 from companion.synth.siege import base_scene, siege_setup
 from tests.conftest import stop
-from web.store import GameStore
+from companion.live.store import GameStore
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ WRITER = textwrap.dedent("""
     import sys
     from companion.rules.knight.game import EndTurn, StartTurn
     from companion.synth.siege import base_scene, siege_setup
-    from web.store import GameStore
+    from companion.live.store import GameStore
 
     store = GameStore(__import__("pathlib").Path(sys.argv[1]), siege_setup(base_scene()))
     store.new("siege", "blue")

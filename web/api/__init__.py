@@ -75,7 +75,7 @@ def body(allowed: set[str] | None = None) -> dict:
 
 
 def game_store(c: Any) -> Any:
-    """The server's saved game (a `web.store.GameStore`), or 409 when this server keeps none."""
+    """The server's saved game (a `companion.live.store.GameStore`), or 409 when this server keeps none."""
     if c.store is None:
         raise ApiError(409, "no saved game on this server")
     return c.store
@@ -95,8 +95,8 @@ def event_body(decode: Callable[[dict], Any]) -> Any:
 
 
 def register(app: Flask) -> None:
-    from web.api import health, log, measure, state, units
-    from web.rulesets import all_web_rules
+    from companion.web.api import health, log, measure, state, units
+    from companion.web.rulesets import all_web_rules
 
     for module in (state, units, measure, log, health):
         app.register_blueprint(module.bp, url_prefix="/api")

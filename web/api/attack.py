@@ -10,9 +10,9 @@ from companion.rules.knight.attack import AttackVerdict, attack, range_mm
 from companion.rules.knight.measure import in_hands_and_fingers
 from companion.rules.table import Unit
 from companion.vision.draw import Shape
-from web.api import arg_bool, arg_int
-from web.compose import RulesView
-from web.context import companion
+from companion.web.api import arg_bool, arg_int
+from companion.web.compose import RulesView
+from companion.web.context import companion
 
 GOOD_BGR, BAD_BGR, FULL_BGR, PARTIAL_BGR, NOTHING_BGR = (60, 200, 60), (60, 60, 230), (40, 40, 220), (0, 170, 255), (170, 170, 170)
 REACH_BGR = (230, 200, 60)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.rules.contienda import HexGrid, cells, charge_lanes, deployment_problems, flanked, odds, reach
-from web.api import arg_bool, arg_int, bad
-from web.context import Companion, companion
+from companion.web.api import arg_bool, arg_int, bad
+from companion.web.context import Companion, companion
 
 bp = Blueprint("contienda", __name__)
 

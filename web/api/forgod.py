@@ -27,9 +27,9 @@ from companion.rules.forgod.game import Act, ForgodGame, event_from_json
 from companion.rules.forgod.odds import attack_odds, check_odds
 from companion.rules.forgod.squares import Placed, cells_json, place
 from companion.vision.draw import Shape
-from web.api import ApiError, arg_bool, arg_int, bad, body, event_body, game_store as _store
-from web.compose import RulesView
-from web.context import Companion, companion
+from companion.web.api import ApiError, arg_bool, arg_int, bad, body, event_body, game_store as _store
+from companion.web.compose import RulesView
+from companion.web.context import Companion, companion
 
 bp = Blueprint("forgod", __name__)
 

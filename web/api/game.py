@@ -20,9 +20,9 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.rules.knight import game as g
-from web.api import ApiError, bad, body, event_body, game_store as _store
-from web.context import Companion, companion
-from web.store import event_or_error
+from companion.web.api import ApiError, bad, body, event_body, game_store as _store
+from companion.web.context import Companion, companion
+from companion.live.store import event_or_error
 
 bp = Blueprint("game", __name__)  # GET /api/game is web/api/state.py's, for every rule system
 
@@ -109,7 +109,7 @@ def turn_ledger(c: Companion) -> dict | None:
 
 
 def camera_control(c: Companion) -> dict[str, str | None]:
-    from web.rulesets.knight import controls
+    from companion.web.rulesets.knight import controls
 
     return {ctl.kind: ctl.controller for ctl in controls(c.view())}
 

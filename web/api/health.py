@@ -7,7 +7,7 @@ import time
 
 from flask import Blueprint, jsonify
 
-from web.context import companion
+from companion.web.context import companion
 
 bp = Blueprint("health", __name__)
 

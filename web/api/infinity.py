@@ -12,8 +12,8 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from companion.rules.infinity import clamp_mods, face_to_face, template_attack, template_diameter_mm
-from web.api import arg_float, arg_int, bad
-from web.context import companion
+from companion.web.api import arg_float, arg_int, bad
+from companion.web.context import companion
 
 bp = Blueprint("infinity", __name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from web.api import arg_int
-from web.context import companion
+from companion.web.api import arg_int
+from companion.web.context import companion
 
 bp = Blueprint("log", __name__)
 

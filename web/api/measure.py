@@ -6,8 +6,8 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from companion.rules.knight.measure import measure
-from web.api import arg_int, bad
-from web.context import companion
+from companion.web.api import arg_int, bad
+from companion.web.context import companion
 
 bp = Blueprint("measure", __name__)
 

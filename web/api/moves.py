@@ -9,9 +9,9 @@ from flask import Blueprint, jsonify, request
 
 from companion.rules.knight.moves import CELL_MM, Region, reach
 from companion.vision.draw import Shape
-from web.api import arg_bool, arg_int
-from web.api.attack import REACH_BGR
-from web.context import companion
+from companion.web.api import arg_bool, arg_int
+from companion.web.api.attack import REACH_BGR
+from companion.web.context import companion
 
 MAX_REGION_RECTS = 400  # a region drawn on the host screen: its rectangles, at most this many
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from web.context import companion
+from companion.web.context import companion
 
 bp = Blueprint("objects", __name__)
 
 
 @bp.get("/objects")
 def get_objects():
-    from web.rulesets.knight import controls
+    from companion.web.rulesets.knight import controls
 
     return jsonify({"objects": [c.to_json() for c in controls(companion().view())]})

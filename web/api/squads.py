@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.rules.knight.squads import squads
-from web.context import companion
+from companion.web.context import companion
 
 bp = Blueprint("squads", __name__)
 

@@ -14,7 +14,7 @@ import time
 
 from flask import Blueprint, jsonify
 
-from web.context import Companion, companion
+from companion.web.context import Companion, companion
 
 bp = Blueprint("state", __name__)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from web.context import companion
+from companion.web.context import companion
 
 bp = Blueprint("units", __name__)
 

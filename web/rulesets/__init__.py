@@ -20,8 +20,8 @@ from companion.rules.registry import rule_system
 if TYPE_CHECKING:
     from companion.rules.table import Unit
     from companion.setup_file import PlayerSpec
-    from web.compose import RulesView
-    from web.context import Companion
+    from companion.web.compose import RulesView
+    from companion.web.context import Companion
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class WebRules:
 
 @cache
 def web_rules(name: str) -> WebRules:
-    return import_module(f"web.rulesets.{name}").WEB
+    return import_module(f"companion.web.rulesets.{name}").WEB
 
 
 def all_web_rules() -> list[WebRules]:
@@ -55,8 +55,8 @@ def only_for(bp: Blueprint, name: str) -> Blueprint:
 
     @bp.before_request
     def other_rules() -> None:
-        from web.api import ApiError
-        from web.context import companion
+        from companion.web.api import ApiError
+        from companion.web.context import companion
 
         setup = companion().setup
         if setup.ruleset != name:

@@ -1,7 +1,7 @@
 """Contienda Arcana on the phone: the hex grid, reach, flanks and the 2d6 bands."""
 
-from web.api import contienda
-from web.rulesets import WebRules, only_for
+from companion.web.api import contienda
+from companion.web.rulesets import WebRules, only_for
 
 WEB = WebRules("contienda", "Contienda Arcana", blueprints=(only_for(contienda.bp, "contienda"),),
                script="rules/contienda.js")

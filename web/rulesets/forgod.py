@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from companion.rules.forgod.game import ForgodGame
-from web.api import forgod
-from web.compose import RulesView
-from web.rulesets import WebRules, only_for
+from companion.web.api import forgod
+from companion.web.compose import RulesView
+from companion.web.rulesets import WebRules, only_for
 
 
 def state_json(view: RulesView) -> dict:

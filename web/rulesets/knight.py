@@ -9,10 +9,10 @@ from companion.rules.knight.measure import in_hands_and_fingers
 from companion.rules.knight.squads import squads
 from companion.rules.table import Unit
 from companion.setup_file import PlayerSpec
-from web.api import attack, game, moves, objects, squads as squads_api
-from web.api.attack import verdict_json
-from web.compose import RulesView
-from web.rulesets import WebRules, only_for
+from companion.web.api import attack, game, moves, objects, squads as squads_api
+from companion.web.api.attack import verdict_json
+from companion.web.compose import RulesView
+from companion.web.rulesets import WebRules, only_for
 
 
 def controls(view: RulesView) -> tuple[Control, ...]:

@@ -17,8 +17,8 @@ from companion.synth import battlefield
 from companion.synth.siege import base_scene, casualties, siege_scene, siege_setup
 from companion.synth.source import SyntheticSource
 from companion.vision.sources import Frame
-from web.server import CompanionServer, ServeOptions, serve
-from web.snapshots import Snapshot
+from companion.run.server import CompanionServer, ServeOptions, serve
+from companion.live.snapshots import Snapshot
 
 
 PROGRESS_EVERY = 12  # frames between the siege's progress lines

@@ -25,13 +25,13 @@ from waitress.server import create_server
 from companion.files import write_text_atomic
 from companion.setup_file import Setup
 from companion.vision.sources import FrameSource
-from web import create_app
-from web.camera_loop import CameraLoop
-from web.context import Companion
-from web.qr import qr_text
-from web.rulesets import web_rules
-from web.snapshots import SnapshotHub, empty_snapshot
-from web.store import GameStore, data_dir
+from companion.web import create_app
+from companion.live.camera_loop import CameraLoop
+from companion.web.context import Companion
+from companion.web.qr import qr_text
+from companion.web.rulesets import web_rules
+from companion.live.snapshots import SnapshotHub, empty_snapshot
+from companion.live.store import GameStore, data_dir
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class CompanionServer:
     def _prepare_views(self) -> None:
         """Each new snapshot's view and answers are worked out here as soon as it is published, while
         phones poll, so their polls find them ready instead of the first poll after a frame paying."""
-        from web.api.state import game_json  # the answers /api/state gives, memoised on the view
+        from companion.web.api.state import game_json  # the answers /api/state gives, memoised on the view
 
         seq = -1
         while True:

@@ -1,5 +1,6 @@
-"""Synthetic board views with known intrinsics: the instrument behind the calibration tests and
-`companion calibrate camera --synthetic` (a dry run that shows what a good set looks like)."""
+"""Synthetic views of a calibration board with known intrinsics: the instrument behind the
+calibration tests and `companion calibrate camera --synthetic` (a dry run that shows what a good
+set looks like)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 import cv2
 import numpy as np
 
-from calibration.camera import BoardSpec
+from companion.calibration.camera import BoardSpec
 from companion.setup_file import TableSpec
 from companion.synth.render import Renderer
 from companion.synth.scene import Imaging, Scene, SynthBoard, look_at_pose

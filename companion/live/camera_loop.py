@@ -22,7 +22,7 @@ from companion.state import TableState
 from companion.vision.draw import TableAnnotator
 from companion.vision.sources import Frame, FrameSource
 from companion.vision.tracker import LiveTracker
-from web.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
+from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
 
 log = logging.getLogger(__name__)
 
