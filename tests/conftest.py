@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import time
 from functools import lru_cache
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from companion.synth.render import Renderer
 from companion.synth.scene import Scene, random_scene
+from companion.synth.siege import base_scene, siege_scene, siege_setup
 
 REALDATA = Path(__file__).resolve().parents[1].parent / "shared" / "realdata"
 
@@ -50,3 +53,37 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout_s: float = 3
         proc.kill()
         out, err = proc.communicate()
     return out or "", err or ""
+
+
+LATE_FRAME = 40  # of the 48-frame script: attackers before the castle, the new wall up
+
+
+@pytest.fixture(scope="session")
+def siege():
+    """(base scene, setup, folder with one late siege frame as PNG, the scene behind it)."""
+    return _siege_frames()
+
+
+_CACHE: dict = {}
+
+
+def _siege_frames():
+    if not _CACHE:
+        import tempfile
+
+        base = base_scene()
+        scene = siege_scene(base, LATE_FRAME)
+        folder = Path(tempfile.mkdtemp(prefix="siege-frames-"))
+        cv2.imwrite(str(folder / "frame.png"), Renderer().render(scene))
+        _CACHE.update(base=base, setup=siege_setup(base), folder=folder, scene=scene)
+    return _CACHE["base"], _CACHE["setup"], _CACHE["folder"], _CACHE["scene"]
+
+
+def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition"):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")

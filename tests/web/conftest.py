@@ -3,14 +3,12 @@ and a running companion (camera thread + app) over them."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import cv2
 import pytest
 
-from companion.synth.siege import base_scene, siege_scene, siege_setup
 from companion.synth.render import Renderer
 from companion.vision.sources import LoopingSource, open_source
 from companion.web import create_app
@@ -18,30 +16,7 @@ from companion.live.camera_loop import CameraLoop
 from companion.web.context import Companion
 from companion.live.snapshots import SnapshotHub, empty_snapshot
 from companion.live.store import GameStore
-
-LATE_FRAME = 40  # of the 48-frame script: attackers before the castle, the new wall up
-
-
-@pytest.fixture(scope="session")
-def siege():
-    """(base scene, setup, folder with one late siege frame as PNG, the scene behind it)."""
-    return _siege_frames()
-
-
-_CACHE: dict = {}
-
-
-def _siege_frames():
-    if not _CACHE:
-        import tempfile
-
-        base = base_scene()
-        scene = siege_scene(base, LATE_FRAME)
-        folder = Path(tempfile.mkdtemp(prefix="siege-frames-"))
-        cv2.imwrite(str(folder / "frame.png"), Renderer().render(scene))
-        _CACHE.update(base=base, setup=siege_setup(base), folder=folder, scene=scene)
-    return _CACHE["base"], _CACHE["setup"], _CACHE["folder"], _CACHE["scene"]
-
+from tests.conftest import wait_for
 
 _BATTLEFIELDS: dict = {}
 
@@ -58,16 +33,6 @@ def battlefield_frames(frame: int) -> tuple:
         cv2.imwrite(str(folder / "frame.png"), Renderer().render(battlefield.battlefield_scene(base, frame, 30)))
         _BATTLEFIELDS[frame] = (battlefield.battlefield_setup(base), folder)
     return _BATTLEFIELDS[frame]
-
-
-def wait_for(predicate, timeout_s: float = 20.0, what: str = "condition"):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Running:
