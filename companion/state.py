@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,10 @@ class BlockState:
     id: int = 0
     confidence: float = 1.0
 
+    def to_json(self) -> dict[str, Any]:
+        """Its JSON in a table state, and wherever else a block is shown (the phone page's state)."""
+        return _clean(asdict(self))
+
 
 @dataclass(frozen=True)
 class MarkerSighting:
@@ -74,6 +78,55 @@ class MarkerSighting:
 
 
 @dataclass(frozen=True)
+class CameraPose:
+    """Where the camera stood for the frame: a table point X (mm) is at R X + t in the camera's
+    frame (OpenCV's: x right, y down, z along the view)."""
+
+    rotation_mrad: tuple[float, float, float]  # R as a Rodrigues vector (axis times angle), milliradians
+    translation_mm: tuple[float, float, float]  # t
+    centre_mm: tuple[float, float, float]  # the camera's optical centre in the table frame
+
+
+@dataclass(frozen=True)
+class RegistrationState:
+    """How the table was found in the frame: which anchors, how well, and the camera's pose."""
+
+    registered: bool = False
+    anchors_seen: tuple[int, ...] = ()
+    residual_px: float | None = None  # RMS reprojection error of the anchor corners
+    camera: CameraPose | None = None
+    reason: str = ""  # why not registered
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"registered": self.registered, "anchors_seen": list(self.anchors_seen),
+                               "residual_px": self.residual_px}
+        if self.camera is not None:
+            out["camera_mm"] = [round(v, 1) for v in self.camera.centre_mm]
+            out["camera_rotation_mrad"] = list(self.camera.rotation_mrad)
+            out["camera_translation_mm"] = list(self.camera.translation_mm)
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "RegistrationState":
+        def three(key: str) -> tuple[float, float, float]:
+            values = tuple(_finite(v, f"registration: {key}") for v in data[key])
+            if len(values) != 3:
+                raise ValueError(f"registration: {key} has {len(values)} values, not 3")
+            return values  # type: ignore[return-value]
+
+        camera = None
+        if all(k in data for k in ("camera_mm", "camera_rotation_mrad", "camera_translation_mm")):
+            camera = CameraPose(three("camera_rotation_mrad"), three("camera_translation_mm"), three("camera_mm"))
+        residual = data.get("residual_px")
+        return cls(registered=bool(data.get("registered", False)),
+                   anchors_seen=tuple(int(a) for a in data.get("anchors_seen", ())),
+                   residual_px=None if residual is None else float(residual), camera=camera,
+                   reason=str(data.get("reason", "")))
+
+
+@dataclass(frozen=True)
 class TableState:
     registered: bool
     minis: tuple[MiniState, ...] = ()
@@ -84,7 +137,7 @@ class TableState:
     unknown_markers: tuple[MarkerSighting, ...] = ()
     duplicate_markers: tuple[MarkerSighting, ...] = ()
     objects: tuple[MiniState, ...] = ()  # strategic objects located by their markers
-    registration: dict[str, Any] = field(default_factory=dict)
+    registration: RegistrationState = RegistrationState()
     warnings: tuple[str, ...] = ()
     blocks_seen: bool = True  # False: nobody has looked for blocks yet, `blocks` empty whatever stands there
 
@@ -92,30 +145,21 @@ class TableState:
         return next((m for m in self.minis if m.id == marker_id), None)
 
     def to_json(self) -> dict[str, Any]:
-        def clean(value):
-            if isinstance(value, float):
-                return None if math.isnan(value) else round(value, 3)
-            if isinstance(value, dict):
-                return {k: clean(v) for k, v in value.items()}
-            if isinstance(value, (list, tuple)):
-                return [clean(v) for v in value]
-            return value
-
         data = {
             "registered": self.registered,
             "reason": self.reason,
             "frame": self.frame,
             "timestamp": self.timestamp,
             "minis": [asdict(m) for m in self.minis],
-            "blocks": [asdict(b) for b in self.blocks],
+            "blocks": [b.to_json() for b in self.blocks],
             "objects": [asdict(o) for o in self.objects],
             "unknown_markers": [asdict(u) for u in self.unknown_markers],
             "duplicate_markers": [asdict(u) for u in self.duplicate_markers],
-            "registration": self.registration,
+            "registration": self.registration.to_json(),
             "warnings": list(self.warnings) + ([] if self.blocks_seen else [BLOCKS_NOT_SEEN]),
             "blocks_seen": self.blocks_seen,
         }
-        return clean(data)
+        return _clean(data)
 
     @classmethod
     def from_json(cls, data: dict[str, Any], source: str = "<state>") -> "TableState":
@@ -132,7 +176,7 @@ class TableState:
             return cls(registered=bool(data.get("registered", True)), minis=minis, blocks=blocks,
                        reason=str(data.get("reason", "")), frame=int(data.get("frame", 0)),
                        timestamp=float(data.get("timestamp", 0.0)), objects=objects,
-                       registration=dict(data.get("registration", {})),
+                       registration=RegistrationState.from_json(data.get("registration", {})),
                        warnings=tuple(w for w in data.get("warnings", ()) if w != BLOCKS_NOT_SEEN),
                        blocks_seen=bool(data.get("blocks_seen", BLOCKS_NOT_SEEN not in data.get("warnings", ()))))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
@@ -141,6 +185,17 @@ class TableState:
 
 _MINI_FIELDS = {"id", "x_mm", "y_mm", "z_mm", "heading_deg", "name", "player", "tilt_deg", "confidence",
                 "status", "last_seen_frame", "height_source", "z_sigma_mm", "last_seen_s"}
+
+
+def _clean(value: Any) -> Any:
+    """JSON-ready: tuples as lists, floats to a thousandth (of a mm, a degree, a px), NaN as null."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 3)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
 
 
 def _finite(value: Any, what: str) -> float:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from companion.errors import InputError
-from companion.state import load_state
+from companion.state import TableState, load_state
 
 
 def _write(tmp_path, minis, blocks=()):
@@ -36,3 +36,13 @@ def test_a_block_height_that_is_not_finite_is_refused(tmp_path):
 def test_finite_numbers_load(tmp_path):
     state = load_state(_write(tmp_path, [{"id": 4, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 4, "z_sigma_mm": 1.5}]))
     assert state.minis[0].x_mm == 1.0 and state.minis[0].z_sigma_mm == 1.5
+
+
+def test_a_camera_pose_that_is_not_three_finite_numbers_is_refused(tmp_path):
+    state = TableState(registered=True).to_json()
+    state["registration"] = {"registered": True, "anchors_seen": [0], "camera_mm": [0, 0, 900],
+                             "camera_rotation_mrad": [3141.6, 0, "nan"], "camera_translation_mm": [0, 0, 900]}
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state), encoding="utf-8")
+    with pytest.raises(InputError, match="registration: camera_rotation_mrad"):
+        load_state(path)

@@ -96,9 +96,7 @@ class RulesView:
                          "finger_mm": p.finger_mm} for p in self.setup.players],
             "registered": s.registered, "reason": s.reason, "frame": s.frame, "timestamp": round(s.timestamp, 3),
             "units": units,
-            "blocks": [{"id": b.id, "footprint_mm": [[round(x, 1), round(y, 1)] for x, y in b.footprint_mm],
-                        "height_mm": round(b.height_mm, 1), "color": b.color, "confidence": b.confidence}
-                       for b in s.blocks],
+            "blocks": [b.to_json() for b in s.blocks],  # as the table state writes them
             "squads": [],
             "objects": self.base_objects_json,
             "unknown_markers": [m.id for m in s.unknown_markers],

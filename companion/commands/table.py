@@ -44,8 +44,9 @@ def format_state(state) -> str:
     if not state.registered:
         return state.reason
     reg = state.registration
-    lines = [f"table registered from anchors {reg.get('anchors_seen')} (residual {reg.get('residual_px')} px, "
-             f"camera at {reg.get('camera_mm')} mm)",
+    camera = f"{[round(v, 1) for v in reg.camera.centre_mm]}" if reg.camera is not None else "unknown"
+    lines = [f"table registered from anchors {list(reg.anchors_seen)} (residual {reg.residual_px} px, "
+             f"camera at {camera} mm)",
              f"{'id':>4} {'name':<18}{'player':<8}{'x mm':>8}{'y mm':>8}{'z mm':>7}{'±z':>6}{'heading':>9}"
              f"{'tilt':>6}{'conf':>6}  status"]
     for m in state.minis:

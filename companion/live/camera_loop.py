@@ -19,7 +19,9 @@ import numpy as np
 from companion.errors import CompanionError
 from companion.setup_file import Setup
 from companion.state import TableState
+from companion.vision.camera import TablePose
 from companion.vision.draw import TableAnnotator
+from companion.vision.locator import camera_for
 from companion.vision.sources import Frame, FrameSource
 from companion.vision.tracker import LiveTracker
 from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
@@ -111,8 +113,9 @@ class CameraLoop:
         tracker_ms = (time.perf_counter() - t0) * 1000
         if state.registered:
             self._good = state
-        camera, _ = self.tracker.locator.camera(image.shape[1], image.shape[0])
-        pose = self.tracker.registration.pose if self.tracker.registration else None
+        camera, _ = camera_for(self.setup, image.shape[1], image.shape[0])
+        seen_from = state.registration.camera
+        pose = TablePose.from_state(seen_from) if seen_from is not None else None
         shapes = ()
         if self.overlay is not None:
             try:

@@ -12,6 +12,8 @@ from functools import cached_property
 import cv2
 import numpy as np
 
+from companion.state import CameraPose
+
 _UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 40, 1e-12)
 
 
@@ -70,6 +72,17 @@ class TablePose:
     def from_rvec(cls, rvec, tvec) -> "TablePose":
         rot, _ = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64).reshape(3, 1))
         return cls(rot, np.asarray(tvec, dtype=np.float64).ravel())
+
+    @classmethod
+    def from_state(cls, camera: CameraPose) -> "TablePose":
+        """The pose a table state was seen with."""
+        return cls.from_rvec(np.asarray(camera.rotation_mrad) / 1000.0, camera.translation_mm)
+
+    def to_state(self) -> CameraPose:
+        def three(values: np.ndarray) -> tuple[float, float, float]:
+            return float(values[0]), float(values[1]), float(values[2])
+
+        return CameraPose(three(self.rvec * 1000.0), three(self.translation_mm), three(self.camera_centre_mm))
 
     @cached_property
     def rvec(self) -> np.ndarray:

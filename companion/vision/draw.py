@@ -86,7 +86,7 @@ class TableAnnotator:
             cv2.putText(out, label, (int(a[0]) + gap, int(a[1]) - gap), cv2.FONT_HERSHEY_SIMPLEX, self.font_scale,
                         colour, max(1, self.thickness // 2), cv2.LINE_AA)
         seen = sum(m.status == "seen" for m in state.minis)
-        self.banner(out, f"anchors {state.registration.get('anchors_seen', [])}  minis {seen} seen, "
+        self.banner(out, f"anchors {list(state.registration.anchors_seen)}  minis {seen} seen, "
                          f"{len(state.minis) - seen} held  blocks {len(state.blocks)}  frame {state.frame}",
                     (40, 160, 40))
         return out

@@ -157,7 +157,7 @@ class Locator:
         warnings = ([] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])
         if not reg.registered:
             state = TableState(registered=False, reason=reg.reason, frame=frame, timestamp=timestamp,
-                               registration=reg.to_json(), warnings=tuple(warnings), blocks_seen=False)
+                               registration=reg.to_state(), warnings=tuple(warnings), blocks_seen=False)
             return FrameAnalysis(state, detections, reg, {})
         state, poses = self._place(detections, reg, camera, frame, timestamp, warnings, known_z_mm or {})
         blocks: tuple[Block, ...] = ()
@@ -300,5 +300,5 @@ class Locator:
                 f"mini {m.id} {table.beyond_mm(m.x_mm, m.y_mm):.0f} mm beyond the edge" for m in off))
         state = TableState(registered=True, minis=tuple(minis), frame=frame, timestamp=timestamp,
                            unknown_markers=tuple(unknown), duplicate_markers=tuple(duplicates),
-                           objects=tuple(objects), registration=reg.to_json(), warnings=tuple(warnings))
+                           objects=tuple(objects), registration=reg.to_state(), warnings=tuple(warnings))
         return state, poses

@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from companion.setup_file import AnchorSpec
+from companion.state import RegistrationState
 from companion.vision.camera import TablePose
 from companion.vision.markers import MarkerDetections
 
@@ -28,14 +29,14 @@ class Registration:
     residual_px: float  # RMS reprojection error of the anchor corners
     reason: str = ""
 
+    def to_state(self) -> RegistrationState:
+        """The value the table state carries (and its JSON shows)."""
+        return RegistrationState(self.registered, self.anchors_seen,
+                                 None if math.isnan(self.residual_px) else round(self.residual_px, 3),
+                                 self.pose.to_state() if self.pose is not None else None, self.reason)
+
     def to_json(self) -> dict:
-        out = {"registered": self.registered, "anchors_seen": list(self.anchors_seen),
-               "residual_px": None if math.isnan(self.residual_px) else round(self.residual_px, 3)}
-        if self.pose is not None:
-            out["camera_mm"] = [round(float(v), 1) for v in self.pose.camera_centre_mm]
-        if self.reason:
-            out["reason"] = self.reason
-        return out
+        return self.to_state().to_json()
 
 
 def square_corners_mm(x_mm: float, y_mm: float, size_mm: float, heading_deg: float, z_mm: float = 0.0) -> np.ndarray:

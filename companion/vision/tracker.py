@@ -147,7 +147,7 @@ class LiveTracker:
         self._last_tile: Box = (0, 0, 0, 0)
         self._last_state: TableState | None = None
         self._last_key: bytes = b""
-        self.registration: Registration | None = None  # of the last frame
+        self._registration: Registration | None = None  # of the last frame
         self.stats = TrackerStats()
 
     # --- per frame -------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ class LiveTracker:
             analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                             known_z_mm=self._known_heights(detections))
         self._remember(detections, gray, frame)
-        self.registration = analysis.registration
+        self._registration = analysis.registration
         if not analysis.registration.registered:
             # Never move anything without a pose from this frame: everyone known is held.
             held = tuple(replace(t.state, status="held") for t in self._tracks.values())
@@ -206,16 +206,16 @@ class LiveTracker:
         watch = self.block_watch
         if watch is None or image.ndim != 3:
             return state
-        if state.registered and self.registration is not None and self.registration.pose is not None \
+        if state.registered and self._registration is not None and self._registration.pose is not None \
                 and watch.due(state.timestamp, self._settled):
-            watch.start(image, camera, self.registration.pose, state.minis + state.objects, state.timestamp)
+            watch.start(image, camera, self._registration.pose, state.minis + state.objects, state.timestamp)
             self._settled = False
         return replace(state, blocks=watch.states(), blocks_seen=watch.seen)
 
     def _camera_moved(self, registration: Registration) -> bool:
-        if self.registration is None or self.registration.pose is None or registration.pose is None:
+        if self._registration is None or self._registration.pose is None or registration.pose is None:
             return False
-        shift = np.linalg.norm(registration.pose.camera_centre_mm - self.registration.pose.camera_centre_mm)
+        shift = np.linalg.norm(registration.pose.camera_centre_mm - self._registration.pose.camera_centre_mm)
         return bool(shift > CAMERA_MOVED_MM)
 
     def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:

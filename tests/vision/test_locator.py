@@ -22,7 +22,7 @@ def _errors(scene, state):
 def test_standard_scene_every_mini_within_targets(standard_scene, roster_heights):
     scene, image = standard_scene
     state = Locator(scene.setup(roster_heights=roster_heights)).locate(image)
-    assert state.registered and state.registration["anchors_seen"]
+    assert state.registered and state.registration.anchors_seen
     assert sorted(m.id for m in state.minis) == sorted(m.id for m in scene.minis)
     assert not state.unknown_markers and not state.duplicate_markers
     for xy, z, heading in _errors(scene, state):

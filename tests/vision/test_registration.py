@@ -45,3 +45,24 @@ def test_a_moved_anchor_is_refused_not_averaged_in():
     moved[1] = AnchorSpec(1, moved[1].x_mm - 60, moved[1].y_mm, moved[1].size_mm, moved[1].rotation_deg)
     reg = register(_detections(scene, tuple(moved)), scene.anchors, scene.camera.focal_px)
     assert not reg.registered and "disagree" in reg.reason
+
+
+def test_the_state_carries_the_pose_it_was_seen_with_through_its_json():
+    """A table state's registration gives back the camera pose: in memory exactly, and read back
+    from its JSON (rounded to µrad and µm) within a hundredth of a pixel anywhere on the table."""
+    from companion.state import TableState
+    from companion.vision.camera import TablePose
+
+    scene = random_scene(3)
+    reg = register(_detections(scene, scene.anchors), scene.anchors, scene.camera.focal_px)
+    state = TableState(registered=True, registration=reg.to_state())
+    probe = np.array([[0, 0, 0], [1200, 800, 0], [600, 400, 50.0]])
+    exact = reg.pose.project(scene.camera, probe)
+    assert np.abs(TablePose.from_state(state.registration.camera).project(scene.camera, probe) - exact).max() < 1e-9
+    back = TableState.from_json(state.to_json())
+    assert back.registration.anchors_seen == (0, 1, 2, 3) and back.registration.registered
+    assert np.abs(TablePose.from_state(back.registration.camera).project(scene.camera, probe) - exact).max() < 0.01
+    assert np.allclose(back.registration.camera.centre_mm, reg.pose.camera_centre_mm, atol=0.05)  # JSON: 0.1 mm
+    unregistered = register(MarkerDetections.empty(), scene.anchors, scene.camera.focal_px).to_state()
+    assert unregistered.camera is None and TableState.from_json(
+        TableState(registered=False, registration=unregistered).to_json()).registration == unregistered

@@ -359,7 +359,9 @@ def test_the_host_screen_draws_what_a_phone_asks_about(running):
     blocks the verdict names as crossing it, coloured by what they give; moves draw the region."""
     import numpy as np
 
+    from companion.vision.camera import TablePose
     from companion.vision.draw import TableAnnotator
+    from companion.vision.locator import camera_for
 
     client = running.client()
     v = client.get("/api/attack?attacker=6&target=20").get_json()
@@ -373,10 +375,9 @@ def test_the_host_screen_draws_what_a_phone_asks_about(running):
     assert drawn_blocks == sorted(f"B{b['id']} {b['kind']}" for b in v["cover"]["blocks"])
     assert any(s.kind == "circle" and "range" in s.label for s in shapes)  # the shooter's range
     # drawn over the camera image: the frame with the overlay differs along the line of attack
-    loop = running.loop
     frame = np.full((1080, 1920, 3), 128, np.uint8)
-    camera, _ = loop.tracker.locator.camera(1920, 1080)
-    pose = loop.tracker.registration.pose
+    camera, _ = camera_for(running.companion.setup, 1920, 1080)
+    pose = TablePose.from_state(running.hub.latest().state.registration.camera)  # the pose the state was seen with
     plain = TableAnnotator().annotate(frame, running.hub.latest().state, running.companion.setup, camera, pose)
     drawn = TableAnnotator().annotate(frame, running.hub.latest().state, running.companion.setup, camera, pose, shapes)
     mid = pose.project(camera, np.array([[(centre[6][0] + centre[20][0]) / 2, (centre[6][1] + centre[20][1]) / 2, 0.0]]))[0]
