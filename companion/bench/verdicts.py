@@ -28,7 +28,7 @@ from companion.state import BlockState, MiniState, TableState
 from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import union_outline
-from companion.vision.boxfit import Rect
+from companion.vision.brickfit import TableRect
 from companion.vision.locator import Locator
 
 FIELDS = ("legal", "in_range", "in_view", "full_cover", "partial_cover", "elevation", "attack_bonus", "defence_bonus")
@@ -58,7 +58,7 @@ def truth_state(scene: Scene) -> TableState:
 
 def union_outline_of(footprints: list[np.ndarray]) -> np.ndarray:
     """One outline of touching brick footprints (a wall's, a tower's)."""
-    return union_outline([Rect.from_quad(f) for f in footprints])
+    return union_outline([TableRect.from_quad(f) for f in footprints])
 
 
 @dataclass

@@ -101,7 +101,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from companion.rules.knight.watch import fortifications, knocked_over, sealed
+    from companion.rules.knight.referee import fortifications, knocked_over, sealed
     from companion.rules.table import Table
     from companion.state import load_state
 

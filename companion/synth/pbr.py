@@ -23,7 +23,7 @@ import numpy as np
 from companion.errors import InputError
 from companion.synth.render import blur_kernel, encode, sharpen, srgb_to_linear
 from companion.synth.scene import KELVIN_RANGE, LEGO_RGB, Scene, SynthBrick, SynthMini, kelvin_rgb
-from companion.vision.boxfit import STUD_MM
+from companion.vision.brickfit import STUD_MM
 from companion.vision.markers import marker_bits
 
 VERSION = "pbr-2"  # part of the cache key: bump when the linear render of a scene would change

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from companion.synth.scene import LEGO_RGB, Scene, SynthBoard, SynthBrick, SynthHand, SynthMini
-from companion.vision.boxes import merge_boxes, overlap
+from companion.vision.pixelboxes import merge_boxes, overlap
 from companion.vision.markers import marker_bits
 
 INF = np.inf

@@ -7,7 +7,7 @@
    masked out; what differs and is big and compact (or thick all along) enough is a candidate.
 2. Each candidate is cut out at 0.5 mm a pixel; its brightest uniform part is the top face (lit
    from above) when one stands out, else the candidate's own outline is the silhouette; that
-   rectangle starts the box fit of `boxfit`, done on the camera image itself at sub-pixel steps.
+   rectangle starts the box fit of `brickfit`, done on the camera image itself at sub-pixel steps.
 3. A fit is a block when it explains the candidate's outline, its top is one colour (in shade
    and in hue), not skin nor the table's own, and it is no taller than a tower of bricks; its
    colour is named against the anchors' white paper (`colours.name_colour`). A fit four bricks
@@ -29,7 +29,7 @@ import numpy as np
 
 from companion.setup_file import Setup, TableSpec
 from companion.state import BlockState, MiniState
-from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, Rect, fit_box, snap_side
+from companion.vision.brickfit import GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect, fit_box, snap_side
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, name_colour
 from companion.vision.registration import square_corners_mm
@@ -63,8 +63,9 @@ _PART_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))  # 3.5 mm
 
 
 @dataclass(frozen=True)
-class Block:
-    """One block, in table mm, with the reasons for its confidence."""
+class FoundBlock:
+    """One block found in a frame, in table mm, with its fit and the reasons for its confidence (the
+    table state keeps its values as a `BlockState`; the rules see it as a `rules.table.Block`)."""
 
     footprint_mm: np.ndarray  # (N, 2) counter-clockwise: a brick's four corners, or a wall's outline
     height_mm: float
@@ -98,7 +99,7 @@ class BlockFinder:
         return self._view
 
     def find(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...] = (),
-             background: np.ndarray | None = None) -> list[Block]:
+             background: np.ndarray | None = None) -> list[FoundBlock]:
         view = self.view(camera, pose)
         w_px, h_px = window_size(self.setup.table.width_mm, self.setup.table.depth_mm, COARSE_MM)
         coarse = view.window(image, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
@@ -121,7 +122,7 @@ class BlockFinder:
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
-        blocks: list[Block] = []
+        blocks: list[FoundBlock] = []
         for label in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[label])
             if area * COARSE_MM ** 2 < 0.6 * MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM * 1.5:
@@ -150,7 +151,7 @@ class BlockFinder:
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
-             white_table: float) -> list[Block]:
+             white_table: float) -> list[FoundBlock]:
         """The block a candidate is (one box), or the parts of a wall that turns (an L, a U, a
         ring: boxes along its arms, one block when they share a colour); none."""
         x, y, w, h = box
@@ -198,7 +199,7 @@ class BlockFinder:
 
     def _fit_parts(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                    blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
-                   white: np.ndarray, white_table: float) -> list[Block]:
+                   white: np.ndarray, white_table: float) -> list[FoundBlock]:
         """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
         together on the colour map (`touching.fit_touching`: each hides part of its neighbours).
         Empty unless two parts or more are bricks that explain their own colours."""
@@ -221,7 +222,7 @@ class BlockFinder:
             fit = _placed_fit(view, p)
             top = fit.top
             # Its colour where its own top shows (a taller neighbour may cover the rest of it).
-            inner = Rect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
+            inner = TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
             own = np.zeros_like(mask)
             corners = (inner.corners() - np.asarray(origin)) / FINE_MM - 0.5
             cv2.fillConvexPoly(own, np.round(corners * 4).astype(np.int32), 1, cv2.LINE_8, 2)
@@ -236,7 +237,7 @@ class BlockFinder:
 
     def _fit_tower(self, image: np.ndarray, view: TableView, fine: np.ndarray, diff: np.ndarray, blob: np.ndarray,
                    table_fine: np.ndarray, origin: tuple[float, float], level: float, white: np.ndarray,
-                   white_table: float, against: Block | None = None) -> Block | None:
+                   white_table: float, against: FoundBlock | None = None) -> FoundBlock | None:
         """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
         part): a tower's walls show a band per brick, in as many colours, which no profile of one
         wall colour explains; its top is its own colour, at the outline's far end. With `against`,
@@ -264,7 +265,7 @@ class BlockFinder:
 
     def _fit_one(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
-                 white: np.ndarray, white_table: float) -> Block | None:
+                 white: np.ndarray, white_table: float) -> FoundBlock | None:
         x0, y0 = origin
         # Start from the top face where it stands out, else from the whole silhouette (a black
         # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
@@ -283,7 +284,7 @@ class BlockFinder:
         # Up to five bricks first; a fit that does not explain the outline (or wants more) is
         # tried again among a tower's heights: a tower's many-coloured walls can lead the low
         # range astray, and most blocks are low (the tall range for all would double the time).
-        best: tuple[float, BoxFit, Rect, tuple[int, int] | None] | None = None
+        best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
         for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM):
             fit = _fit_box(view, sample, start, top is not None, heights=heights)
             if fit is None:
@@ -303,7 +304,7 @@ class BlockFinder:
         if seen is None:
             return None
         top_bgr, colour, colour_conf = seen
-        return Block(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
+        return FoundBlock(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
                      top_bgr)
 
     def _top_seen(self, image: np.ndarray, view: TableView, fit: BoxFit, table_fine: np.ndarray,
@@ -345,7 +346,7 @@ class BlockFinder:
 
     def _fit_arms(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, blob: np.ndarray,
                   table_fine: np.ndarray, origin: tuple[float, float], level: float, white: np.ndarray,
-                  white_table: float) -> list[Block]:
+                  white_table: float) -> list[FoundBlock]:
         """A wall that turns, fitted arm by arm: the arms are the straight runs of its top face (or
         of its outline where no top stands out), each fitted as a box whose profiles leave out
         where the other arms join it; arms of one colour make one block, its footprint their union."""
@@ -370,7 +371,7 @@ class BlockFinder:
                 return []  # the arms do not explain the wall
             longest = max(same, key=lambda p: max(p.footprint.half_mm))
             heights = sorted(p.fit.height_mm for p in same)
-            blocks.append(Block(union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
+            blocks.append(FoundBlock(union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
                                 min(p.fit.height_confidence for p in same), min(p.colour_confidence for p in same),
                                 None, longest.fit, longest.top_bgr))
         return blocks
@@ -381,13 +382,13 @@ class _Arm:
     """One straight arm of a wall that turns, as fitted."""
 
     fit: BoxFit
-    footprint: Rect  # snapped
+    footprint: TableRect  # snapped
     top_bgr: np.ndarray
     colour: str
     colour_confidence: float
 
 
-def _fit_box(view: TableView, sample, start: Rect, start_is_top: bool, adjoining: tuple[Rect, ...] = (),
+def _fit_box(view: TableView, sample, start: TableRect, start_is_top: bool, adjoining: tuple[TableRect, ...] = (),
              heights: tuple[float, ...] = HEIGHTS_MM) -> BoxFit | None:
     """`fit_box` in this view among `heights`; None when it ran off the candidate or wants to be
     taller than they go (a hand, an arm)."""
@@ -401,7 +402,7 @@ def _fit_box(view: TableView, sample, start: Rect, start_is_top: bool, adjoining
 
 def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup: Setup,
                   minis: tuple[MiniState, ...] = (), background: np.ndarray | None = None,
-                  palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> list[Block]:
+                  palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> list[FoundBlock]:
     """Every block on the table in one registered frame."""
     return BlockFinder(setup, palette).find(image, camera, pose, minis, background)
 
@@ -412,20 +413,20 @@ def same_colour_again(now_bgr: np.ndarray, then_bgr: np.ndarray) -> bool:
     return bool(np.linalg.norm(now_bgr - then_bgr) <= max(18.0, 0.2 * float(np.linalg.norm(then_bgr))))
 
 
-def top_colour_matches(image: np.ndarray, view: TableView, block: Block) -> bool:
+def top_colour_matches(image: np.ndarray, view: TableView, block: FoundBlock) -> bool:
     """Whether a known block's top still shows the colour it was found with (compared with that
     measurement itself, not with a palette name: the light there has not changed)."""
     return same_colour_again(_top_colour(image, view, block.fit.top), block.top_bgr)
 
 
-def block_state(block: Block, block_id: int) -> BlockState:
+def block_state(block: FoundBlock, block_id: int) -> BlockState:
     """What the table state says of a block (0.1 mm, three decimals of confidence)."""
     return BlockState(footprint_mm=tuple((round(float(x), 1), round(float(y), 1)) for x, y in block.footprint_mm),
                       height_mm=round(block.height_mm, 1), color=block.color, id=block_id,
                       confidence=round(block.confidence, 3))
 
 
-def to_block_states(blocks: list[Block]) -> tuple[BlockState, ...]:
+def to_block_states(blocks: list[FoundBlock]) -> tuple[BlockState, ...]:
     return tuple(block_state(b, i) for i, b in enumerate(blocks))
 
 
@@ -462,7 +463,7 @@ def _channel_sum_sqrt(squares: np.ndarray) -> np.ndarray:
     return cv2.sqrt(cv2.transform(squares, np.ones((1, squares.shape[2]), np.float32)))
 
 
-def _brick_sized(start: Rect) -> bool:
+def _brick_sized(start: TableRect) -> bool:
     """Could a fit start from this rectangle: no longer than a wall of bricks in a row, no
     narrower than a stud (less a blurred edge)?"""
     return max(start.half_mm) * 2 <= MAX_SIDE_MM and min(start.half_mm) * 2 >= STUD_MM - 3
@@ -483,10 +484,10 @@ def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
                   height_cost=placed.height_cost)
 
 
-def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, float]) -> Block:
+def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, float]) -> FoundBlock:
     """A brick `touching` placed, with its top's colour (`BlockFinder._named`), as a block."""
     top_bgr, colour, colour_conf = named
-    return Block(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
+    return FoundBlock(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
                  colour_conf, _snapped(placed.footprint)[1], fit, top_bgr)
 
 
@@ -763,7 +764,7 @@ _EDGE_MATRIX = np.array([[0.114, 0.587, 0.299],
                          [0.5 * CHROMA_WEIGHT, -0.3313 * CHROMA_WEIGHT, -0.1687 * CHROMA_WEIGHT]], np.float32)
 
 
-def _top_samples(image: np.ndarray, view: TableView, top: Rect) -> np.ndarray:
+def _top_samples(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
     """Colours (35, 3) BGR on a 7 x 5 grid over the top face's inside, 1 mm in from its edges."""
     halves = [max(h - 1.0, 0.3) for h in top.half_mm]
     ga = np.linspace(-halves[0], halves[0], 7)
@@ -772,7 +773,7 @@ def _top_samples(image: np.ndarray, view: TableView, top: Rect) -> np.ndarray:
     return view.sample(image, pts).reshape(-1, 3)
 
 
-def _top_colour(image: np.ndarray, view: TableView, top: Rect) -> np.ndarray:
+def _top_colour(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
     """The median colour (BGR) of the top face's inside."""
     return np.median(_top_samples(image, view, top), axis=0)
 
@@ -834,7 +835,7 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     return (labels == largest).astype(np.uint8)
 
 
-def _rect_mm(mask: np.ndarray, origin_mm: tuple[float, float]) -> Rect:
+def _rect_mm(mask: np.ndarray, origin_mm: tuple[float, float]) -> TableRect:
     ys, xs = np.nonzero(mask)
     pts = (np.stack([xs, ys], axis=1).astype(np.float32) + 0.5) * FINE_MM + np.asarray(origin_mm, np.float32)
     (cx, cy), (w, h), angle = cv2.minAreaRect(pts)
@@ -844,10 +845,10 @@ def _rect_mm(mask: np.ndarray, origin_mm: tuple[float, float]) -> Rect:
     axis = np.array([math.cos(a), math.sin(a)])
     if h > w:
         axis, (w, h) = np.array([-axis[1], axis[0]]), (h, w)
-    return Rect(np.array([cx, cy], float), axis, (w / 2, h / 2))
+    return TableRect(np.array([cx, cy], float), axis, (w / 2, h / 2))
 
 
-def _snapped(footprint: Rect) -> tuple[Rect, tuple[int, int] | None]:
+def _snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
     """The footprint with sides of 8n - 0.2 mm where the fit is that close to one."""
     halves, studs = [], []
     for half in footprint.half_mm:
@@ -857,11 +858,11 @@ def _snapped(footprint: Rect) -> tuple[Rect, tuple[int, int] | None]:
             studs.append(n)
         else:
             halves.append(half)
-    rect = Rect(footprint.centre, footprint.axis, (halves[0], halves[1]))
+    rect = TableRect(footprint.centre, footprint.axis, (halves[0], halves[1]))
     return rect, (max(studs), min(studs)) if len(studs) == 2 else None
 
 
-def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[Rect, Rect]], origin_mm: tuple[float, float]) -> float:
+def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float]) -> float:
     """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
     top faces the candidate covers and the share of the candidate within 1.5 mm of the boxes'
     outlines. (A wall may look like the table, so it need not be covered; a candidate cut at a
@@ -875,7 +876,7 @@ def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[Rect, Rect]], origin_mm:
     for footprint, top in boxes:
         hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
         filled(hull, near)
-        filled(Rect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5))).corners(),
+        filled(TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5))).corners(),
                face)
     grow = int(round(1.5 / FINE_MM))
     near = cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
@@ -888,7 +889,7 @@ MAX_ARMS = 8
 ARM_MIN_MM = 24.0  # an arm is a straight run at least this long, longer than a wall is thick
 
 
-def _arms(mask: np.ndarray, origin_mm: tuple[float, float]) -> list[Rect]:
+def _arms(mask: np.ndarray, origin_mm: tuple[float, float]) -> list[TableRect]:
     """The straight arms of a wall's top (or outline) seen from above: turned square to its
     enclosing rectangle, the runs at least ARM_MIN_MM long along either axis, each component's
     box. Where arms meet, both take the corner."""
@@ -912,11 +913,11 @@ def _arms(mask: np.ndarray, origin_mm: tuple[float, float]) -> list[Rect]:
                 continue
             corners = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], float) - 0.5
             on_mask = corners @ back[:, :2].T + back[:, 2]
-            arms.append(Rect.from_quad((on_mask + 0.5) * FINE_MM + np.asarray(origin_mm)))
+            arms.append(TableRect.from_quad((on_mask + 0.5) * FINE_MM + np.asarray(origin_mm)))
     return arms
 
 
-def union_outline(footprints: list[Rect]) -> np.ndarray:
+def union_outline(footprints: list[TableRect]) -> np.ndarray:
     """The outline (N, 2), counter-clockwise, of rectangles that overlap or touch: drawn at 0.25 mm
     and traced, corners kept to within 0.3 mm. A yard they enclose (a castle's ring) stays out:
     its outline is joined to the outer one by a cut of no width, so the polygon is still one."""
@@ -947,11 +948,11 @@ def union_outline(footprints: list[Rect]) -> np.ndarray:
     return poly
 
 
-def _table_at(table_fine: np.ndarray, top: Rect, origin_mm: tuple[float, float]) -> np.ndarray:
+def _table_at(table_fine: np.ndarray, top: TableRect, origin_mm: tuple[float, float]) -> np.ndarray:
     """The table's colour (BGR) under a top face's centre, from the table estimate."""
     c = ((top.centre - origin_mm) / FINE_MM - 0.5).round().astype(int)
     r, col = int(np.clip(c[1], 0, table_fine.shape[0] - 1)), int(np.clip(c[0], 0, table_fine.shape[1] - 1))
     return table_fine[r, col].astype(np.float64)
 
 
-__all__ = ["Block", "BlockFinder", "block_state", "detect_blocks", "to_block_states"]
+__all__ = ["FoundBlock", "BlockFinder", "block_state", "detect_blocks", "to_block_states"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from companion.state import BlockState, MiniState
-from companion.vision.blocks import Block, BlockFinder, block_state, same_colour_again, top_colour_matches
+from companion.vision.blocks import FoundBlock, BlockFinder, block_state, same_colour_again, top_colour_matches
 from companion.vision.camera import CameraModel, TablePose
 
 SAME_PLACE_MM = 6.0  # footprint centres closer than this are the same block
@@ -33,7 +33,7 @@ GONE_SEARCHES = 2  # searches in a row seeing the bare table where a block stood
 
 @dataclass
 class _Candidate:
-    block: Block
+    block: FoundBlock
     table_bgr: np.ndarray  # the table around it when it was found: what shows there once it is gone
     seen: int = 1  # searches in a row that found it
     missed: int = 0  # searches in a row that did not, something else in its place (a hand)
@@ -103,7 +103,7 @@ class BlockWatch:
         with self._lock:
             self._match(image, camera, pose, found, time_s)
 
-    def _match(self, image: np.ndarray, camera: CameraModel, pose: TablePose, found: list[Block], time_s: float) -> None:
+    def _match(self, image: np.ndarray, camera: CameraModel, pose: TablePose, found: list[FoundBlock], time_s: float) -> None:
         self._last_search = time_s
         self.searches += 1
         view = self.finder.view(camera, pose)
@@ -165,7 +165,7 @@ class BlockWatch:
         return self.searches >= self.confirm
 
 
-def _ring_colour(image: np.ndarray, view, block: Block) -> np.ndarray:
+def _ring_colour(image: np.ndarray, view, block: FoundBlock) -> np.ndarray:
     """The median colour of the table in a ring RING_MM around the block's footprint."""
     centre = block.footprint_mm.mean(axis=0)
     out = []
@@ -190,11 +190,11 @@ def _shows_table(image: np.ndarray, view, c: _Candidate) -> bool:
     return same_colour_again(np.median(view.sample(image, points), axis=0), c.table_bgr)
 
 
-def _same_place(a: Block, b: Block) -> bool:
+def _same_place(a: FoundBlock, b: FoundBlock) -> bool:
     return math.dist(a.footprint_mm.mean(axis=0), b.footprint_mm.mean(axis=0)) <= SAME_PLACE_MM
 
 
-def _same(a: Block, b: Block) -> bool:
+def _same(a: FoundBlock, b: FoundBlock) -> bool:
     return _same_place(a, b) and abs(a.height_mm - b.height_mm) <= SAME_HEIGHT_MM and a.color == b.color
 
 
@@ -212,6 +212,6 @@ def _worker_ready() -> bool:
     return _worker_finder is not None
 
 
-def _worker_find(image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...]) -> list[Block]:
+def _worker_find(image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...]) -> list[FoundBlock]:
     assert _worker_finder is not None
     return _worker_finder.find(image, camera, pose, minis)

@@ -12,7 +12,7 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
-from companion.vision.blocks import Block, BlockFinder, to_block_states
+from companion.vision.blocks import FoundBlock, BlockFinder, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
@@ -89,7 +89,7 @@ class FrameAnalysis:
     detections: MarkerDetections
     registration: Registration
     poses: dict[int, MarkerPose]  # roster minis seen this frame, by id, with this frame's own height
-    blocks: tuple[Block, ...] = ()  # with their fits, for drawing and diagnosis; the state has their values
+    blocks: tuple[FoundBlock, ...] = ()  # with their fits, for drawing and diagnosis; the state has their values
 
 
 class Locator:
@@ -160,7 +160,7 @@ class Locator:
                                registration=reg.to_state(), warnings=tuple(warnings), blocks_seen=False)
             return FrameAnalysis(state, detections, reg, {})
         state, poses = self._place(detections, reg, camera, frame, timestamp, warnings, known_z_mm or {})
-        blocks: tuple[Block, ...] = ()
+        blocks: tuple[FoundBlock, ...] = ()
         if looks_for_blocks:
             assert self.block_finder is not None and reg.pose is not None
             blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis + state.objects, background))

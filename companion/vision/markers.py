@@ -57,11 +57,10 @@ def detector_parameters() -> cv2.aruco.DetectorParameters:
     # Small markers (2-3 px modules): smaller threshold windows, finer cell sampling, looser
     # polygon and spacing limits; the false ids this lets through are removed by the pattern fit.
     # Threshold windows 3 and 9 px first (`FIRST_WINDOWS`): each window costs ~6 ms of a 1080p
-    # frame, and these find every marker in 38 of 40 standard bench frames (3 and 7 px: 35 of
-    # 40, an anchor's large modules among the misses). While markers are missing,
-    # a pass over windows 3-23 px (`ALL_WINDOWS`: on 20 hard frames it finds 212 of 240 markers
-    # where the first finds 206; one pass over them all finds more than a second pass over 11-23
-    # alone: OpenCV groups a marker's outlines across windows and decodes the best of them).
+    # frame, and 9 px also reaches an anchor's large modules. While markers are missing, one pass
+    # over windows 3-23 px (`ALL_WINDOWS`): one pass over them all finds more than a second pass
+    # over the large ones alone, as OpenCV groups a marker's outlines across windows and decodes
+    # the best of them.
     params.adaptiveThreshWinSizeMin, params.adaptiveThreshWinSizeMax, params.adaptiveThreshWinSizeStep = FIRST_WINDOWS
     params.perspectiveRemovePixelPerCell = 8
     params.perspectiveRemoveIgnoredMarginPerCell = 0.3
@@ -83,7 +82,7 @@ def _rescue_parameters() -> cv2.aruco.DetectorParameters:
 
 def _quick_parameters() -> cv2.aruco.DetectorParameters:
     params = detector_parameters()
-    # One threshold window instead of four: 0.42 ms instead of 0.97 ms on a 120 px crop. For a
+    # One threshold window instead of four: half the time on a small crop. For a
     # tracker re-finding markers it knows; a miss falls back to the full set.
     params.adaptiveThreshWinSizeMin = 7
     params.adaptiveThreshWinSizeMax = 7

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.vision.boxfit import GAP_MM, HEIGHTS_MM, PLATE_MM, STUD_MM, Rect, snap_side
+from companion.vision.brickfit import GAP_MM, HEIGHTS_MM, PLATE_MM, STUD_MM, TableRect, snap_side
 
 # A brick's moves per step, along and across its axis: coarse, then fine about the best.
 COARSE_SHIFTS_MM = np.arange(-3.0, 3.0 + 1e-9, 1.0)
@@ -32,7 +32,7 @@ TABLE = -1
 class Placed:
     """One brick as fitted: footprint, height, and how well the map agrees per candidate height."""
 
-    footprint: Rect
+    footprint: TableRect
     height_mm: float
     agreement: float  # share of the scored points the whole fit predicts right
     explained: float  # share of this brick's own colour's points that it is predicted to show
@@ -60,14 +60,14 @@ class Rays:
             self._along[key] = (self.points @ d, (1.0 / drift).astype(np.float32))
         return self._along[key]
 
-    def entry_heights(self, footprints: list[Rect], heights_mm: np.ndarray) -> np.ndarray:
+    def entry_heights(self, footprints: list[TableRect], heights_mm: np.ndarray) -> np.ndarray:
         """For boxes on `footprints` (F, all turned alike), box i `heights_mm[i]` tall: the height at
         which each ray enters each box, -1 where it misses it (F, N)."""
         lo, hi = self._interval(footprints)
         top = np.minimum(hi, np.asarray(heights_mm, float)[:, None])
         return np.where(lo <= top, top, -1.0)
 
-    def _interval(self, footprints: list[Rect]) -> tuple[np.ndarray, np.ndarray]:
+    def _interval(self, footprints: list[TableRect]) -> tuple[np.ndarray, np.ndarray]:
         """Per footprint and ray, the heights between which the ray is inside the prism (F, N)."""
         axis = footprints[0].axis
         centres = np.array([f.centre for f in footprints], np.float32)
@@ -84,13 +84,13 @@ class Rays:
         return np.maximum(lo, 0.0), hi
 
 
-def predicted(rays: Rays, boxes: list[tuple[Rect, float]]) -> np.ndarray:
+def predicted(rays: Rays, boxes: list[tuple[TableRect, float]]) -> np.ndarray:
     """Which box (its index) each ray sees first, or TABLE (N,)."""
     entries = np.array([rays.entry_heights([f], np.array([h]))[0] for f, h in boxes])
     return np.where(entries.max(axis=0) < 0, TABLE, np.argmax(entries, axis=0))
 
 
-def agreement(points_mm: np.ndarray, labels: np.ndarray, boxes: list[tuple[Rect, float]], foot_mm: np.ndarray,
+def agreement(points_mm: np.ndarray, labels: np.ndarray, boxes: list[tuple[TableRect, float]], foot_mm: np.ndarray,
               camera_height_mm: float) -> float:
     """Share of the scored points of a colour map (`fit_touching`'s labels) that boxes (footprint,
     height; box i is part i) predict right."""
@@ -103,7 +103,7 @@ def _snap_half(half_mm: float) -> float:
     return (snap_side(2 * half_mm)[0] * STUD_MM - GAP_MM) / 2
 
 
-def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], foot_mm: np.ndarray,
+def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRect], foot_mm: np.ndarray,
                  camera_height_mm: float, heights_mm: tuple[float, ...] = HEIGHTS_MM) -> list[Placed]:
     """Bricks for parts 0..len(starts)-1 of a colour map (`labels` (N,) per point: a part, TABLE,
     or UNKNOWN), each started from its top face's rectangle (`starts`, cast: a part's top as the
@@ -117,9 +117,9 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], 
     def k(h: float) -> float:
         return camera_height_mm / (camera_height_mm - h)
 
-    def footprint(top_centre: np.ndarray, axis: np.ndarray, halves: tuple[float, float], h: float) -> Rect:
+    def footprint(top_centre: np.ndarray, axis: np.ndarray, halves: tuple[float, float], h: float) -> TableRect:
         """A brick whose top, seen from the camera, is centred at `top_centre` (cast)."""
-        return Rect(foot_mm + (top_centre - foot_mm) / k(h), axis, halves)
+        return TableRect(foot_mm + (top_centre - foot_mm) / k(h), axis, halves)
 
     # Each brick as the centre of its top as the camera sees it (what the map pins down best),
     # its sides (snapped to bricks) and its height: raising it at a fixed top moves its
@@ -131,13 +131,13 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[Rect], 
         sides.append((f.axis, (_snap_half(f.half_mm[0]), _snap_half(f.half_mm[1]))))
         tops.append(mid_h)
 
-    def current(j: int) -> Rect:
+    def current(j: int) -> TableRect:
         return footprint(top_centres[j], sides[j][0], sides[j][1], tops[j])
 
-    def entry(f: Rect, h: float) -> np.ndarray:
+    def entry(f: TableRect, h: float) -> np.ndarray:
         return rays.entry_heights([f], np.array([h]))[0]
 
-    def wrong_for(i: int, candidates: list[tuple[Rect, float]]) -> np.ndarray:
+    def wrong_for(i: int, candidates: list[tuple[TableRect, float]]) -> np.ndarray:
         """Points predicted wrong for each candidate (footprint, height) of brick i (C,)."""
         other_entry = np.full(len(pts), -1.0)
         other_label = np.full(len(pts), TABLE)

@@ -31,7 +31,7 @@ from companion.setup_file import Setup
 from companion.state import MiniState, TableState
 from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
-from companion.vision.boxes import Box, merge_boxes
+from companion.vision.pixelboxes import Box, merge_boxes
 from companion.vision.markers import MarkerDetections, detect, detect_raw, mean_side_px, refine, to_gray
 from companion.vision.locator import Locator
 from companion.vision.registration import Registration

@@ -2,7 +2,7 @@ import math
 
 from companion.rules.geometry import point_in_polygon
 from companion.rules.knight.moves import climb_ap, outlines, path_cost, reach
-from companion.rules.knight.watch import fortifications, knocked_over, sealed
+from companion.rules.knight.referee import fortifications, knocked_over, sealed
 from tests.rules.knight_table import RED, block, table, unit
 
 

@@ -14,7 +14,7 @@ from companion.synth.render import Renderer
 from companion.rules.geometry import point_in_polygon
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
 from companion.vision.blocks import BlockFinder, _arms, union_outline, to_block_states
-from companion.vision.boxfit import Rect
+from companion.vision.brickfit import TableRect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
 from companion.state import BLOCKS_NOT_SEEN, TableState
 from companion.vision.locator import Locator
@@ -163,7 +163,7 @@ def test_a_wall_that_turns_is_one_block_with_its_outline(kind, colour):
 
 
 def test_a_ring_outline_keeps_its_yard_out_and_arms_take_their_corner():
-    ring = [Rect(np.array(c, float), np.array([1.0, 0.0]), h) for c, h in
+    ring = [TableRect(np.array(c, float), np.array([1.0, 0.0]), h) for c, h in
             (((0, 40), (40, 8)), ((0, -40), (40, 8)), ((-32, 0), (8, 32)), ((32, 0), (8, 32)))]
     outline = [tuple(p) for p in union_outline(ring)]
     assert not point_in_polygon((0.0, 0.0), outline)

@@ -7,20 +7,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from companion.vision.boxfit import Rect
+from companion.vision.brickfit import TableRect
 from companion.vision.touching import TABLE, UNKNOWN, Rays, agreement, fit_touching
 
 FOOT = np.array([600.0, 400.0])
 CAMERA_MM = 1000.0
 
 
-def _brick(centre, studs_long: int, studs_short: int, turn_deg: float) -> Rect:
+def _brick(centre, studs_long: int, studs_short: int, turn_deg: float) -> TableRect:
     a = np.radians(turn_deg)
-    return Rect(np.asarray(centre, float), np.array([np.cos(a), np.sin(a)]),
+    return TableRect(np.asarray(centre, float), np.array([np.cos(a), np.sin(a)]),
                 ((8 * studs_long - 0.2) / 2, (8 * studs_short - 0.2) / 2))
 
 
-def _marched_labels(points: np.ndarray, boxes: list[tuple[Rect, float]]) -> np.ndarray:
+def _marched_labels(points: np.ndarray, boxes: list[tuple[TableRect, float]]) -> np.ndarray:
     """Which box each point's ray meets first coming down from the camera, by marching it."""
     labels = np.full(len(points), TABLE)
     highest = np.full(len(points), -1.0)
@@ -68,7 +68,7 @@ def test_a_row_of_touching_bricks_is_recovered_brick_by_brick(heights):
     for f, h in truth:
         k = CAMERA_MM / (CAMERA_MM - h)
         top = f.scaled_about(FOOT, k)
-        starts.append(Rect(top.centre + np.array([0.8, -0.6]), top.axis, (top.half_mm[0] - 1.0, top.half_mm[1] - 1.5)))
+        starts.append(TableRect(top.centre + np.array([0.8, -0.6]), top.axis, (top.half_mm[0] - 1.0, top.half_mm[1] - 1.5)))
     placed = fit_touching(points, labels, starts, FOOT, CAMERA_MM)
     for (f, h), p in zip(truth, placed):
         assert abs(p.height_mm - h) <= 3.2 + 1e-6, (h, p.height_mm)

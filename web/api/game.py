@@ -47,7 +47,7 @@ def proposals(c: Companion) -> list[dict]:
     over (its marker tilted more than 45 deg), a unit gone from the table, a unit sealed in a
     sarcophagus. Never applied without a player. (Part of the game's answer, which /api/state
     works out once per view.)"""
-    from companion.rules.knight.watch import sealed
+    from companion.rules.knight.referee import sealed
 
     game = c.store.game
     view = c.view()

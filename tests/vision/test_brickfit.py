@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from companion.vision.boxfit import (EDGE_BLUR_PX, PLATE_MM, Rect, fit_box, normal_cdf, snap_side, step_fit,
+from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, TableRect, fit_box, normal_cdf, snap_side, step_fit,
                                      top_face, wall_penalty, wall_width_mm)
 
 FOOT = np.array([0.0, 0.0])
@@ -23,12 +23,12 @@ def test_a_near_wall_is_its_distance_times_height_over_the_rest_of_the_camera_he
 
 def test_the_top_face_is_the_footprint_cast_from_the_camera():
     # A 2x4 brick 9.6 high at (300, 100): its silhouette boxes footprint and cast top together.
-    footprint = Rect(np.array([300.0, 100.0]), np.array([1.0, 0.0]), (15.9, 7.9))
+    footprint = TableRect(np.array([300.0, 100.0]), np.array([1.0, 0.0]), (15.9, 7.9))
     k = CZ / (CZ - 9.6)
     cast_top = footprint.scaled_about(FOOT, k)
     corners = np.concatenate([footprint.corners(), cast_top.corners()])
     lo, hi = corners.min(axis=0), corners.max(axis=0)
-    silhouette = Rect((lo + hi) / 2, np.array([1.0, 0.0]), tuple((hi - lo) / 2))
+    silhouette = TableRect((lo + hi) / 2, np.array([1.0, 0.0]), tuple((hi - lo) / 2))
     top = top_face(silhouette, FOOT, 9.6, CZ)
     assert np.allclose(top.corners(), cast_top.corners(), atol=1e-9)
     # and the footprint is the top uncast
@@ -36,11 +36,11 @@ def test_the_top_face_is_the_footprint_cast_from_the_camera():
 
 
 def test_rect_from_its_own_corners_and_from_its_side_lines():
-    rect = Rect(np.array([10.0, -4.0]), np.array([math.cos(0.3), math.sin(0.3)]), (12.0, 5.0))
-    again = Rect.from_quad(rect.corners())
+    rect = TableRect(np.array([10.0, -4.0]), np.array([math.cos(0.3), math.sin(0.3)]), (12.0, 5.0))
+    again = TableRect.from_quad(rect.corners())
     assert np.allclose(again.corners(), rect.corners())
     lines = [(n, float(n @ (rect.centre + n * off))) for n, _, off, _ in rect.sides()]
-    assert np.allclose(Rect.from_lines(lines).corners(), rect.corners())
+    assert np.allclose(TableRect.from_lines(lines).corners(), rect.corners())
 
 
 @pytest.mark.parametrize("length_mm, studs, off_mm", [(31.8, 4, 0.0), (7.8, 1, 0.0), (48.3, 6, 0.5), (2.0, 1, -5.8)])
@@ -72,7 +72,7 @@ def test_a_wall_must_be_its_top_in_shade():
 class PaintedTable:
     """The cast view of one brick on a plain table, blurred like a camera: colour at any table point."""
 
-    def __init__(self, footprint: Rect, height_mm: float, top=(200.0, 30.0, -20.0), walls=(120.0, 18.0, -12.0),
+    def __init__(self, footprint: TableRect, height_mm: float, top=(200.0, 30.0, -20.0), walls=(120.0, 18.0, -12.0),
                  table=(90.0, -5.0, 5.0), px_per_mm: float = 1.4) -> None:
         self.footprint, self.height = footprint, height_mm
         self.top_rect = footprint.scaled_about(FOOT, CZ / (CZ - height_mm))
@@ -81,7 +81,7 @@ class PaintedTable:
         rng = np.random.default_rng(0)
         self.offsets = rng.normal(0.0, EDGE_BLUR_PX / px_per_mm, (48, 2))
 
-    def _inside(self, rect: Rect, pts: np.ndarray) -> np.ndarray:
+    def _inside(self, rect: TableRect, pts: np.ndarray) -> np.ndarray:
         rel = pts - rect.centre
         return (np.abs(rel @ rect.axis) <= rect.half_mm[0]) & (np.abs(rel @ rect.across) <= rect.half_mm[1])
 
@@ -109,9 +109,9 @@ class PaintedTable:
 @pytest.mark.parametrize("height_mm", [3.2, 9.6, 19.2, 28.8])
 def test_a_painted_brick_gives_back_its_footprint_and_height(height_mm):
     axis = np.array([math.cos(math.radians(20)), math.sin(math.radians(20))])
-    footprint = Rect(np.array([260.0, 180.0]), axis, (15.9, 7.9))  # a 2x4 brick 320 mm from the foot
+    footprint = TableRect(np.array([260.0, 180.0]), axis, (15.9, 7.9))  # a 2x4 brick 320 mm from the foot
     painted = PaintedTable(footprint, height_mm)
-    start = Rect(painted.top_rect.centre + [0.6, -0.4], axis, (15.4, 7.5))  # a rough top face
+    start = TableRect(painted.top_rect.centre + [0.6, -0.4], axis, (15.4, 7.5))  # a rough top face
     fit = fit_box(painted, start, FOOT, CZ, lambda p, d: painted.px_per_mm, start_is_top=True)
     assert fit is not None
     assert fit.height_mm == pytest.approx(height_mm, abs=PLATE_MM / 2)
@@ -120,14 +120,14 @@ def test_a_painted_brick_gives_back_its_footprint_and_height(height_mm):
 
 
 def test_profiles_that_cross_an_adjoining_part_of_a_wall_are_left_out():
-    from companion.vision.boxfit import _adjoining_run, _clear_of
+    from companion.vision.brickfit import _adjoining_run, _clear_of
 
     # a side along x at y = 8 (outward +y), t from its middle; another arm stands on it at x 16..32
-    other = Rect(np.array([24.0, 32.0]), np.array([0.0, 1.0]), (24.0, 8.0))
+    other = TableRect(np.array([24.0, 32.0]), np.array([0.0, 1.0]), (24.0, 8.0))
     run = _adjoining_run(other, np.array([0.0, 8.0]), np.array([0.0, 1.0]), np.array([1.0, 0.0]), 4.0)
     assert run == pytest.approx((14.0, 34.0))
     # an arm behind the side (flush with it, on the inside) does not block it
-    assert _adjoining_run(Rect(np.array([0.0, 0.0]), np.array([1.0, 0.0]), (8.0, 8.0)), np.array([0.0, 8.0]),
+    assert _adjoining_run(TableRect(np.array([0.0, 0.0]), np.array([1.0, 0.0]), (8.0, 8.0)), np.array([0.0, 8.0]),
                           np.array([0.0, 1.0]), np.array([1.0, 0.0]), 4.0) is None
     lo, hi = _clear_of(np.array([-31.0, -20.0]), np.array([31.0, 20.0]), (run,))
     assert list(lo) == [-31.0, -20.0] and list(hi) == [14.0, 14.0]  # the longer clear piece

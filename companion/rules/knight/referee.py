@@ -78,7 +78,7 @@ def _sealed(centre: Point, radius_mm: float, footprints: tuple[Polygon, ...], ce
 
     def free(i: int, j: int) -> bool:
         # Only the blocks whose box (grown by the base) holds the cell can reach it: a wall of a
-        # castle's ring is near a few cells of the yard, not all of them (was every block, ~0.25 s a unit).
+        # castle's ring is near a few cells of the yard, not all of them.
         x, y = x0 + (i + 0.5) * cell_mm, y0 + (j + 0.5) * cell_mm
         return all(point_polygon_distance((x, y), fp) >= r for bx0, by0, bx1, by1, fp in boxes
                    if bx0 <= x <= bx1 and by0 <= y <= by1)

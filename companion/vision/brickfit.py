@@ -98,7 +98,7 @@ def wall_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Rect:
+class TableRect:
     """A rectangle on the table plane: centre, unit direction of its first side, half sides (mm)."""
 
     centre: np.ndarray  # (2,)
@@ -121,7 +121,7 @@ class Rect:
                 (a, -c, self.half_mm[0], self.half_mm[1]), (-a, c, self.half_mm[0], self.half_mm[1])]
 
     @classmethod
-    def from_lines(cls, lines: list[tuple[np.ndarray, float]]) -> "Rect":
+    def from_lines(cls, lines: list[tuple[np.ndarray, float]]) -> "TableRect":
         """The rectangle nearest four side lines n . x = d, in the order of `sides()`."""
         corners = []
         for i, j in ((1, 3), (1, 2), (0, 2), (0, 3)):
@@ -130,7 +130,7 @@ class Rect:
         return cls.from_quad(np.array(corners))
 
     @classmethod
-    def from_quad(cls, quad: np.ndarray) -> "Rect":
+    def from_quad(cls, quad: np.ndarray) -> "TableRect":
         """The rectangle nearest a quad (corners in `corners()` order)."""
         q = np.asarray(quad, float)
         along = (q[1] - q[0]) + (q[2] - q[3])
@@ -144,8 +144,8 @@ class Rect:
         half_b = float(np.mean(np.abs((q - centre) @ perp)))
         return cls(centre, axis, (half_a, half_b))
 
-    def scaled_about(self, point: np.ndarray, ratio: float) -> "Rect":
-        return Rect(point + ratio * (self.centre - point), self.axis, (self.half_mm[0] * ratio, self.half_mm[1] * ratio))
+    def scaled_about(self, point: np.ndarray, ratio: float) -> "TableRect":
+        return TableRect(point + ratio * (self.centre - point), self.axis, (self.half_mm[0] * ratio, self.half_mm[1] * ratio))
 
 
 @dataclass(frozen=True)
@@ -169,10 +169,10 @@ class SideProfile:
 
 @dataclass(frozen=True)
 class BoxFit:
-    top: Rect  # the top face, cast onto the table plane
-    silhouette: Rect  # the rectangle boxing what the box covers on the table plane
+    top: TableRect  # the top face, cast onto the table plane
+    silhouette: TableRect  # the rectangle boxing what the box covers on the table plane
     height_mm: float
-    footprint: Rect
+    footprint: TableRect
     height_cost: dict[float, float]  # per candidate height, 0 at the best
 
     @property
@@ -189,9 +189,9 @@ def wall_width_mm(foot_distance_mm: float, height_mm: float | np.ndarray, camera
     return np.maximum(-foot_distance_mm, 0.0) * np.asarray(height_mm) / (camera_height_mm - np.asarray(height_mm))
 
 
-def _sample_sides(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: float,
+def _sample_sides(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_height_mm: float,
                   px_per_mm: Callable[[np.ndarray, np.ndarray], float], max_height_mm: float,
-                  from_top: bool = False, adjoining: tuple[Rect, ...] = ()) -> list[SideProfile]:
+                  from_top: bool = False, adjoining: tuple[TableRect, ...] = ()) -> list[SideProfile]:
     grids, meta = [], []
     for normal, along, offset, half_len in rect.sides():
         line_point = rect.centre + normal * offset
@@ -225,7 +225,7 @@ def _sample_sides(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_m
 ADJOIN_MARGIN_MM = 2.0  # another part's wall and blur reach this far past its top face
 
 
-def _adjoining_run(other: Rect, line_point: np.ndarray, normal: np.ndarray, along: np.ndarray,
+def _adjoining_run(other: TableRect, line_point: np.ndarray, normal: np.ndarray, along: np.ndarray,
                    u_out: float) -> tuple[float, float] | None:
     """The run of t along a side whose profiles (out to u_out) cross another part of the same
     wall (its top face's rectangle), or None when it does not reach past the side."""
@@ -262,7 +262,7 @@ def _edges(side: SideProfile, deltas: np.ndarray, widths: np.ndarray, from_top: 
     return np.stack([inner, inner + widths[:, None]], axis=-1).reshape(-1, 2)
 
 
-def _spans(rect: Rect, side: SideProfile, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
+def _spans(rect: TableRect, side: SideProfile, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
            from_top: bool, margin_mm: float = 1.0, faces: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Where along a side (t, from its middle) a profile crosses only this side's edges, for a box
     of each height: within the top face's side and, on a near side, the footprint's too (beyond
@@ -307,7 +307,7 @@ def _lines_in(side: SideProfile, span: tuple[float, float], least: int = 3) -> t
     return int(i0[0]), int(i1[0])
 
 
-def _side_costs(side: SideProfile, rect: Rect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
+def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
                 deltas: np.ndarray, from_top: bool = False, faces: tuple[np.ndarray, np.ndarray] | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Per height: a chi-square-like cost (0 at this side's best) and the silhouette's shift.
@@ -390,13 +390,13 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
     else:
         slope, intercept, weight = 0.0, float(ds_a.mean()), 0.0
     # Points c + n (o + intercept + slope t) + e t: the side turned by atan(slope) towards n, which
-    # is counter-clockwise for every side of `Rect.sides()`. A turn is known to ~1 / length^1.5.
+    # is counter-clockwise for every side of `TableRect.sides()`. A turn is known to ~1 / length^1.5.
     outer = width_mm if (from_top and side.near) else 0.0
     return float(intercept) + outer, math.atan(float(slope)), weight
 
 
-def _moved(rect: Rect, placed: list[tuple[float, float, float]]) -> Rect:
-    """The rectangle with each side moved by its offset (order of `Rect.sides()`), turned by the
+def _moved(rect: TableRect, placed: list[tuple[float, float, float]]) -> TableRect:
+    """The rectangle with each side moved by its offset (order of `TableRect.sides()`), turned by the
     sides' weighted turn: a long side's turn is worth more than a stud-wide one's."""
     weights = np.array([p[2] for p in placed])
     turn = float(np.dot(weights, [p[1] for p in placed]) / weights.sum()) if weights.sum() > 0 else 0.0
@@ -405,10 +405,10 @@ def _moved(rect: Rect, placed: list[tuple[float, float, float]]) -> Rect:
     centre = rect.centre + rect.axis * (plus_a - minus_a) / 2 + rect.across * (plus_b - minus_b) / 2
     c, s = math.cos(turn), math.sin(turn)
     axis = np.array([c * rect.axis[0] - s * rect.axis[1], s * rect.axis[0] + c * rect.axis[1]])
-    return Rect(centre, axis, ((plus_a + minus_a) / 2, (plus_b + minus_b) / 2))
+    return TableRect(centre, axis, ((plus_a + minus_a) / 2, (plus_b + minus_b) / 2))
 
 
-def top_faces(silhouette: Rect, foot_mm: np.ndarray, heights_mm: np.ndarray, camera_height_mm: float
+def top_faces(silhouette: TableRect, foot_mm: np.ndarray, heights_mm: np.ndarray, camera_height_mm: float
               ) -> tuple[np.ndarray, np.ndarray]:
     """The top face (cast) inside a box's silhouette rectangle for each height: the near sides move
     in by their walls. (centres (H, 2), half sides (H, 2)); a height whose walls would eat the
@@ -425,13 +425,13 @@ def top_faces(silhouette: Rect, foot_mm: np.ndarray, heights_mm: np.ndarray, cam
     return centres, halves
 
 
-def top_face(silhouette: Rect, foot_mm: np.ndarray, height_mm: float, camera_height_mm: float) -> Rect:
+def top_face(silhouette: TableRect, foot_mm: np.ndarray, height_mm: float, camera_height_mm: float) -> TableRect:
     centres, halves = top_faces(silhouette, foot_mm, np.array([height_mm]), camera_height_mm)
-    return Rect(centres[0], silhouette.axis, (float(halves[0, 0]), float(halves[0, 1])))
+    return TableRect(centres[0], silhouette.axis, (float(halves[0, 0]), float(halves[0, 1])))
 
 
-def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: float, px_per_mm, heights: np.ndarray,
-            deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0, adjoining: tuple[Rect, ...] = ()):
+def _assess(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_height_mm: float, px_per_mm, heights: np.ndarray,
+            deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0, adjoining: tuple[TableRect, ...] = ()):
     # Profiles reach across the widest wall among the heights asked about (and no further).
     sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()) + PLATE_MM, from_top,
                           adjoining)
@@ -443,9 +443,9 @@ def _assess(sample: Sampler, rect: Rect, foot: np.ndarray, camera_height_mm: flo
     return sides, fits, cost
 
 
-def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm: float,
+def fit_box(sample: Sampler, start: TableRect, foot_mm: np.ndarray, camera_height_mm: float,
             px_per_mm: Callable[[np.ndarray, np.ndarray], float], heights_mm: tuple[float, ...] = HEIGHTS_MM,
-            start_is_top: bool = False, adjoining: tuple[Rect, ...] = ()) -> BoxFit | None:
+            start_is_top: bool = False, adjoining: tuple[TableRect, ...] = ()) -> BoxFit | None:
     """Fit a brick whose silhouette on the table plane, boxed in a rectangle, is near `start`
     (or whose top face is, with `start_is_top`). `adjoining`: the top faces of other parts of the
     same wall (an L, a U, a ring): profiles that cross them are left out."""
@@ -453,7 +453,7 @@ def fit_box(sample: Sampler, start: Rect, foot_mm: np.ndarray, camera_height_mm:
     foot = np.asarray(foot_mm, float)
     wide, narrow = np.arange(-1.6, 1.6 + 1e-9, 0.2), np.arange(-0.4, 0.4 + 1e-9, 0.1)
 
-    def refine(rect: Rect, sides, fits, cost, candidates: np.ndarray, from_top: bool) -> Rect | None:
+    def refine(rect: TableRect, sides, fits, cost, candidates: np.ndarray, from_top: bool) -> TableRect | None:
         """Move each side to where its profile puts the edges for the best height."""
         best = int(np.argmin(cost))
         h = float(candidates[best])
@@ -511,7 +511,7 @@ def _size_cost(heights: np.ndarray, camera_height_mm: float, halves: np.ndarray)
     return (((length - (studs * STUD_MM - GAP_MM)) * k / SIDE_SIGMA_MM) ** 2 / 2).sum(axis=1)
 
 
-def _sane(new: Rect, old: Rect, slack_mm: float) -> bool:
+def _sane(new: TableRect, old: TableRect, slack_mm: float) -> bool:
     """A fit that runs away (a side jumping to another edge) is not a brick."""
     return (min(new.half_mm) > 2.0 and float(np.linalg.norm(new.centre - old.centre)) < 6.0 + slack_mm
             and all(abs(a - b) < 4.0 + slack_mm for a, b in zip(new.half_mm, old.half_mm)))
