@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from contextlib import nullcontext
 
@@ -66,49 +67,44 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
     return 0
 
 
-HAND_PRESETS = {"adult": (178.0, 20.0), "child": (152.0, 16.0)}
-
-
 def cmd_calibrate_hand(args: argparse.Namespace) -> int:
     from companion.calibration.setup_edit import update_setup_file
+    from companion.rules.knight.measure import hand_size
     from companion.setup_file import load_setup
 
     setup = load_setup(args.setup)
     if setup.player(args.player) is None:
         raise InputError(f"--player: {args.player!r} is not in {args.setup} (players: {[p.name for p in setup.players]})")
-    if args.preset:
-        hand, finger = HAND_PRESETS[args.preset]
-        how = f"the {args.preset} preset"
-    elif args.hand_mm:
-        hand = args.hand_mm
-        finger = args.finger_mm or round(hand * 20.0 / 178.0, 1)
-        how = "typed" + ("" if args.finger_mm else " (finger from the hand, in adult proportion)")
-    elif args.frame and args.markers:
-        from companion.vision.locator import Locator
-        from companion.vision.sources import read_image
-
-        state = Locator(setup).locate(read_image(args.frame))
-        if not state.registered:
-            raise InputError(f"{args.frame}: {state.reason}")
-        seen = {u.id: u for u in state.unknown_markers}
-        missing = [m for m in args.markers if m not in seen]
-        if missing:
-            raise InputError(f"{args.frame}: marker(s) {missing} not seen (they must not be roster minis or anchors)")
-        a, b = seen[args.markers[0]], seen[args.markers[1]]
-        hand = round(((a.x_mm - b.x_mm) ** 2 + (a.y_mm - b.y_mm) ** 2) ** 0.5, 1)
-        finger = args.finger_mm or round(hand * 20.0 / 178.0, 1)
-        how = f"markers {args.markers[0]} and {args.markers[1]} at the thumb and index tips"
+    if not args.preset and not args.hand_mm and args.frame and args.markers:
+        span_mm = _marker_span_mm(setup, args.frame, args.markers)
+        size = hand_size(hand_mm=span_mm, finger_mm=args.finger_mm,
+                         span_how=f"markers {args.markers[0]} and {args.markers[1]} at the thumb and index tips")
     else:
-        raise InputError("give --preset adult|child, --hand-mm (and --finger-mm), or --frame IMG --markers A B")
-    if not (50 <= hand <= 300 and 5 <= finger <= 40):
-        raise InputError(f"a hand of {hand} mm and a finger of {finger} mm are not a person's: measure again")
+        size = hand_size(args.preset, args.hand_mm, args.finger_mm)
+    hand, finger = size.hand_mm, size.finger_mm
     update_setup_file(args.setup, "players", {"hand_mm": float(hand), "finger_mm": float(finger)},
                       match=("name", args.player))
     if args.json:
-        print_json({"player": args.player, "hand_mm": hand, "finger_mm": finger, "how": how})
+        print_json({"player": args.player, **size.to_json()})
     else:
-        print(f"{args.player}: hand {hand} mm, finger {finger} mm ({how}); written to {args.setup}")
+        print(f"{size.to_text(args.player)}; written to {args.setup}")
     return 0
+
+
+def _marker_span_mm(setup, frame: str, markers: list[int]) -> float:
+    """The table distance between two loose markers held at the thumb and index tips."""
+    from companion.vision.locator import Locator
+    from companion.vision.sources import read_image
+
+    state = Locator(setup).locate(read_image(frame))
+    if not state.registered:
+        raise InputError(f"{frame}: {state.reason}")
+    seen = {u.id: u for u in state.unknown_markers}
+    missing = [m for m in markers if m not in seen]
+    if missing:
+        raise InputError(f"{frame}: marker(s) {missing} not seen (they must not be roster minis or anchors)")
+    a, b = seen[markers[0]], seen[markers[1]]
+    return math.hypot(a.x_mm - b.x_mm, a.y_mm - b.y_mm)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -150,7 +146,7 @@ def add_group(sub: argparse._SubParsersAction) -> None:
     p = csub.add_parser("hand", help="a player's hand (thumb-to-index spread) and finger width")
     p.add_argument("--setup", required=True)
     p.add_argument("--player", required=True)
-    p.add_argument("--preset", choices=sorted(HAND_PRESETS))
+    p.add_argument("--preset", choices=["adult", "child"])  # rules.knight.measure.HAND_PRESETS_MM
     p.add_argument("--hand-mm", type=float)
     p.add_argument("--finger-mm", type=float)
     p.add_argument("--frame", help="a photo with two small markers at the thumb and index tips, flat on the table")

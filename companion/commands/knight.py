@@ -35,20 +35,8 @@ def cmd_attack(args: argparse.Namespace) -> int:
                      defender_balance=args.defender_balance)
     if args.json:
         print_json(verdict.to_json())
-        return 0
-    v = verdict
-    print(("CAN attack: " if v.legal else "CANNOT attack: ") + "; ".join(v.reasons))
-    print(f"distance {v.measure.text} ({v.measure.edge_mm:.0f} mm); back attack: {'yes' if v.back_attack else 'no'}; "
-          f"cover: {'full' if v.cover.full else f'{v.cover.partial} partial'}")
-    for b in v.cover.blocks:
-        print(f"  {b.why}")
-    print(f"attack +{v.attack_bonus}: " + (", ".join(f"{m.name} {m.value:+d} ({m.why})" for m in v.attack_modifiers) or "none"))
-    print(f"defence +{v.defence_bonus}: " + (", ".join(f"{m.name} {m.value:+d} ({m.why})" for m in v.defence_modifiers) or "none"))
-    o = v.odds
-    print(f"odds: attacker wins {float(o.attacker_wins):.1%} (critical {float(o.attacker_critical):.1%}), "
-          f"tie {float(o.tie):.1%}, defender wins {float(o.defender_wins):.1%} (critical {float(o.defender_critical):.1%})")
-    for c in v.consequences:
-        print(f"note: {c}")
+    else:
+        print(verdict.to_text())
     return 0
 
 
@@ -132,14 +120,8 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     result = ledger(before, now, args.player, (setup.table.width_mm, setup.table.depth_mm))
     if args.json:
         print_json(result.to_json())
-        return 0
-    print(f"{args.player}'s turn: {result.ap_spent} AP spent")
-    for entry in (*result.moves, *result.turns):
-        print(f"  {entry.ap} AP: {entry.why}")
-    for f in result.fortifications:
-        print(f"  {f.bricks} AP: fortification {f.why}")
-    for w in result.warnings:
-        print(f"  warning: {w}")
+    else:
+        print(result.to_text())
     return 0
 
 

@@ -1,4 +1,5 @@
 
+import pytest
 from hypothesis import given, strategies as st
 
 from companion.rules.knight.measure import edge_distance_mm, hands_needed, in_hands_and_fingers, measure, within_for_acting_side
@@ -89,3 +90,18 @@ def test_squads_are_exactly_the_connected_components(points):
             reach[a] |= reach[b]
     expected = sorted({tuple(sorted(r)) for r in reach.values()})
     assert sorted(tuple(g) for g in squads(table(*units))) == expected
+
+
+def test_a_hand_from_a_preset_a_typed_span_or_markers_and_an_impossible_one_refused():
+    from companion.errors import InputError
+    from companion.rules.knight.measure import hand_size
+
+    assert hand_size("child") == hand_size(preset="child") and hand_size("child").hand_mm == 152.0
+    typed = hand_size(hand_mm=190.04)
+    assert (typed.hand_mm, typed.finger_mm) == (190.0, round(190.0 * 20 / 178, 1)) and "adult proportion" in typed.how
+    spread = hand_size(hand_mm=171.26, finger_mm=18.0, span_how="markers 30 and 31 at the thumb and index tips")
+    assert (spread.hand_mm, spread.finger_mm) == (171.3, 18.0) and spread.how.startswith("markers 30 and 31")
+    assert spread.to_json() == {"hand_mm": 171.3, "finger_mm": 18.0, "how": spread.how}
+    for bad in (dict(hand_mm=900.0), dict(hand_mm=170.0, finger_mm=2.0), dict(preset="giant"), {}):
+        with pytest.raises(InputError):
+            hand_size(**bad)

@@ -105,6 +105,25 @@ class AttackVerdict:
             "odds": self.odds.to_json(), "consequences": list(self.consequences), **self.extra,
         }
 
+    def to_text(self) -> str:
+        """What `knight attack` prints: the verdict and its reasons first, then what makes it."""
+        def modifiers(items: tuple[Modifier, ...]) -> str:
+            return ", ".join(f"{m.name} {m.value:+d} ({m.why})" for m in items) or "none"
+
+        o = self.odds
+        lines = [("CAN attack: " if self.legal else "CANNOT attack: ") + "; ".join(self.reasons),
+                 f"distance {self.measure.text} ({self.measure.edge_mm:.0f} mm); back attack: "
+                 f"{'yes' if self.back_attack else 'no'}; "
+                 f"cover: {'full' if self.cover.full else f'{self.cover.partial} partial'}",
+                 *(f"  {b.why}" for b in self.cover.blocks),
+                 f"attack +{self.attack_bonus}: {modifiers(self.attack_modifiers)}",
+                 f"defence +{self.defence_bonus}: {modifiers(self.defence_modifiers)}",
+                 f"odds: attacker wins {float(o.attacker_wins):.1%} (critical {float(o.attacker_critical):.1%}), "
+                 f"tie {float(o.tie):.1%}, defender wins {float(o.defender_wins):.1%} "
+                 f"(critical {float(o.defender_critical):.1%})",
+                 *(f"note: {c}" for c in self.consequences)]
+        return "\n".join(lines)
+
 
 # --- pieces -----------------------------------------------------------------------------------------
 

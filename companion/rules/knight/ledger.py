@@ -79,6 +79,13 @@ class Ledger:
                 "ap_spent": self.ap_spent, "other_side_moved": list(self.other_side_moved),
                 "warnings": list(self.warnings)}
 
+    def to_text(self) -> str:
+        """What `knight ledger` prints: the total, then each AP spent with its reason."""
+        return "\n".join([f"{self.player}'s turn: {self.ap_spent} AP spent",
+                          *(f"  {entry.ap} AP: {entry.why}" for entry in (*self.moves, *self.turns)),
+                          *(f"  {f.bricks} AP: fortification {f.why}" for f in self.fortifications),
+                          *(f"  warning: {w}" for w in self.warnings)])
+
 
 def _priced(before: Table, unit: Unit, end: tuple[float, float], profile: PlayerSpec,
             bounds_mm: tuple[float, float] | None) -> tuple[int, str]:

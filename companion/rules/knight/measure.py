@@ -5,9 +5,49 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from companion.errors import InputError
 from companion.rules.geometry import distance
 from companion.rules.table import Unit
-from companion.setup_file import PlayerSpec
+from companion.setup_file import ADULT_FINGER_MM, ADULT_HAND_MM, CHILD_FINGER_MM, CHILD_HAND_MM, PlayerSpec
+
+HAND_PRESETS_MM = {"adult": (ADULT_HAND_MM, ADULT_FINGER_MM), "child": (CHILD_HAND_MM, CHILD_FINGER_MM)}
+PERSON_HAND_MM, PERSON_FINGER_MM = (50.0, 300.0), (5.0, 40.0)  # beyond these it is a mismeasurement
+
+
+@dataclass(frozen=True)
+class HandSize:
+    """A player's hand (thumb tip to index tip, spread) and finger (width), and how they were found."""
+
+    hand_mm: float
+    finger_mm: float
+    how: str
+
+    def to_json(self) -> dict:
+        return {"hand_mm": self.hand_mm, "finger_mm": self.finger_mm, "how": self.how}
+
+    def to_text(self, player: str) -> str:
+        return f"{player}: hand {self.hand_mm} mm, finger {self.finger_mm} mm ({self.how})"
+
+
+def hand_size(preset: str | None = None, hand_mm: float | None = None, finger_mm: float | None = None,
+              span_how: str = "typed") -> HandSize:
+    """From a preset, or a hand measured (typed, or the span between two markers: `span_how` says
+    how) with its finger or, without one, a finger in adult proportion. A size no person has is
+    refused: it is a slip of the tape or a marker misread."""
+    if preset is not None:
+        if preset not in HAND_PRESETS_MM:
+            raise InputError(f"--preset: {preset!r} is not one of {', '.join(HAND_PRESETS_MM)}")
+        hand, finger = HAND_PRESETS_MM[preset]
+        how = f"the {preset} preset"
+    elif hand_mm is not None:
+        hand = round(hand_mm, 1)
+        finger = round(finger_mm, 1) if finger_mm else round(hand * ADULT_FINGER_MM / ADULT_HAND_MM, 1)
+        how = span_how + ("" if finger_mm else " (finger from the hand, in adult proportion)")
+    else:
+        raise InputError("give --preset adult|child, --hand-mm (and --finger-mm), or --frame IMG --markers A B")
+    if not (PERSON_HAND_MM[0] <= hand <= PERSON_HAND_MM[1] and PERSON_FINGER_MM[0] <= finger <= PERSON_FINGER_MM[1]):
+        raise InputError(f"a hand of {hand} mm and a finger of {finger} mm are not a person's: measure again")
+    return HandSize(float(hand), float(finger), how)
 
 
 @dataclass(frozen=True)
