@@ -243,6 +243,116 @@ def targets(table: Table, attacker_id: int, **options):
     return (attack(table, attacker_id, u.id, **options) for u in enemies)
 
 
+@dataclass(frozen=True)
+class _Sides:
+    """The two sides of one attack, each unit looked up once."""
+
+    attacker: Unit
+    target: Unit
+    own: tuple[Unit, ...]  # the attacker's group (its squad, or itself)
+    theirs: tuple[Unit, ...]  # the target's group
+    reaching: tuple[int, ...]  # units of the attacker's group that reach the target
+    ranged: bool
+    measure: Measure
+    profile: PlayerSpec
+
+    @property
+    def own_ids(self) -> list[int]:
+        return [u.id for u in self.own]
+
+    @property
+    def their_ids(self) -> list[int]:
+        return [u.id for u in self.theirs]
+
+    @property
+    def one_on_one(self) -> bool:
+        return len(self.own) == 1 and len(self.theirs) == 1
+
+    @property
+    def outnumbering(self) -> bool:
+        return len(self.reaching) >= 1 and len(self.reaching) > len(self.theirs)
+
+
+def _attack_modifiers(s: _Sides, back: bool, elevation: bool, charged: bool, suicide: bool,
+                      warriors: int | None, consequences: list[str]) -> list[Modifier]:
+    att: list[Modifier] = []
+    attacker, in_squad = s.attacker, len(s.own) > 1
+    if in_squad:
+        count = len(s.reaching)
+        capped = min(count, warriors) if warriors is not None else count
+        why = f"{count} unit(s) of the squad {s.own_ids} reach the target"
+        if capped < count:
+            why += f", capped by the white die at {warriors}"
+        att.append(Modifier("squad", capped, why))
+    if attacker.unit_class == "berserker" and not in_squad:
+        att.append(Modifier("berserker alone", 2, f"unit {attacker.id} is a berserker fighting as a single"))
+    if attacker.unit_class == "shooter":
+        att.append(Modifier("shooter vs group", len(s.theirs), f"the target's group has {len(s.theirs)} unit(s)"))
+        if s.measure.edge_mm <= 2 * s.profile.finger_mm:
+            att.append(Modifier("shooter too close", -1, f"{s.measure.edge_mm:.0f} mm is 2 fingers or closer"))
+    if attacker.faction == "humans" and s.one_on_one:
+        att.append(Modifier("humans one-on-one", 1, "both sides are singles"))
+    if attacker.faction == "rodents" and s.outnumbering:
+        att.append(Modifier("rodents outnumber", 1, f"{len(s.reaching)} reach against a group of {len(s.theirs)}"))
+    if elevation:
+        att.append(Modifier("elevation", 1, f"attacker stands at {attacker.standing_mm:.0f} mm, target at "
+                                            f"{s.target.standing_mm:.0f} mm"))
+    if back:
+        att.append(Modifier("back attack", 2, f"unit {attacker.id} is outside the field of view of {s.their_ids}"))
+        consequences.append("the target may not answer or step back")
+    if charged:
+        att.append(Modifier("running charge", 1, "the attacker ran 3 fingers to 2 hands in a straight line"))
+    if suicide:
+        att.append(Modifier("orc suicide attack", 2, "declared: the orc dies whatever the result"))
+        consequences.append(f"unit {attacker.id} dies (suicide attack)")
+    return att
+
+
+def _defence_modifiers(s: _Sides, cover: Cover) -> list[Modifier]:
+    dfn: list[Modifier] = []
+    target, target_in_squad = s.target, len(s.theirs) > 1
+    if target_in_squad:
+        dfn.append(Modifier("squad", len(s.theirs), f"the target's squad {s.their_ids} has {len(s.theirs)} units"))
+    defenders = [u.id for u in s.theirs if u.unit_class == "defender"]
+    if defenders:
+        dfn.append(Modifier("defenders", len(defenders), f"defender-class unit(s) {defenders} in the target's group"))
+    if target.faction == "humans" and s.one_on_one:
+        dfn.append(Modifier("humans one-on-one", 1, "both sides are singles"))
+    if target.faction == "dwarves" and target_in_squad:
+        dfn.append(Modifier("dwarves in a squad", 1, "dwarf squads defend better"))
+    if target.faction == "rodents" and s.outnumbering:
+        dfn.append(Modifier("rodents outnumbered", -1, f"{len(s.reaching)} reach against a group of {len(s.theirs)}"))
+    if target.faction == "skeletons":
+        dfn.append(Modifier("skeletons vs ranged", 2, "arrows pass through bones") if s.ranged
+                   else Modifier("skeletons in melee", -1, "brittle in close combat"))
+    if cover.partial and not cover.full:
+        ids = [b.id for b in cover.blocks if b.kind == "partial"]
+        dfn.append(Modifier("partial cover", cover.partial if s.ranged else 1,
+                            f"partial cover from block(s) {ids}" + ("" if s.ranged else " (melee: +1 whatever the count)")))
+    return dfn
+
+
+def _after_effects(s: _Sides, charged: bool, descent: bool, consequences: list[str]) -> dict:
+    """What a win costs or triggers beyond the dice: the priest's price, polearms striking first,
+    the loser's morale."""
+    extra: dict = {}
+    if s.attacker.unit_class == "priest":
+        consequences.append(f"each successful attack kills one unit of the priest's own squad {s.own_ids}")
+    polearms = [u.id for u in s.theirs if u.unit_class == "polearm"]
+    if (charged or descent) and polearms and not s.ranged:
+        p_first = 1 - Fraction(4, 6) ** len(polearms)
+        extra["polearm_prestrike"] = {"polearms": polearms, "p_attacker_killed_first": float(p_first),
+                                      "fraction": f"{p_first.numerator}/{p_first.denominator}"}
+        consequences.append(f"polearm(s) {polearms} strike first against the {'charge' if charged else 'descent'}: "
+                            "each kills the attacker on 5+")
+    left_after_loss = len(s.theirs) - 1
+    skeletons = s.target.faction == "skeletons"
+    extra["morale_if_defender_loses"] = {
+        "units_left": left_after_loss, "immune": skeletons,
+        "p_retreat": 0.0 if skeletons else float(morale_retreat_probability(left_after_loss))}
+    return extra
+
+
 def attack(table: Table, attacker_id: int, target_id: int, player: str | None = None, charged: bool = False,
            suicide: bool = False, warriors: int | None = None, attacker_balance: int = 0,
            defender_balance: int = 0, descent: bool = False) -> AttackVerdict:
@@ -253,97 +363,28 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
         raise InputError("--warriors: the white die shows 1 to 6")
     profile = table.player(player or attacker.player) if (player or attacker.player) else PlayerSpec("table")
     ranged = attacker.unit_class in RANGED_CLASSES
+    if suicide and (attacker.faction != "orcs" or ranged):
+        raise InputError("--suicide: only an orc, in melee, may declare a suicide attack")
     legal, reasons = reaches(table, attacker, target, profile)
     m = measure(attacker, target, profile)
     reach = range_mm(attacker.unit_class, profile)
     in_range = reach is not None and within_for_acting_side(m.edge_mm, reach, profile)
     seen = in_view(attacker, target.centre)
     cover = line_cover(table, attacker, target, profile)
-
-    own_group = group_of(table, attacker.id)
-    target_group = group_of(table, target.id)
-    in_squad = len(own_group) > 1
-    target_in_squad = len(target_group) > 1
-    reaching = [u for u in own_group if reaches(table, table.unit(u), target, profile)[0]]
-    consequences: list[str] = []
-
-    if attacker.unit_class == "priest" and not in_squad:
+    own = tuple(table.unit(u) for u in group_of(table, attacker.id))
+    theirs = tuple(table.unit(u) for u in group_of(table, target.id))
+    reaching = tuple(u.id for u in own if reaches(table, u, target, profile)[0])
+    s = _Sides(attacker, target, own, theirs, reaching, ranged, m, profile)
+    if attacker.unit_class == "priest" and len(own) == 1:
         legal = False
         reasons.append(f"unit {attacker.id} is an oblivion priest: it attacks only from within a squad")
-    if suicide and (attacker.faction != "orcs" or ranged):
-        raise InputError("--suicide: only an orc, in melee, may declare a suicide attack")
-
     # Back attack: outside the target's view, and the target's squad sees nothing of the attacker either.
-    back = not any(in_view(table.unit(u), attacker.centre) for u in target_group)
-
-    att: list[Modifier] = []
-    if in_squad:
-        count = len(reaching)
-        capped = min(count, warriors) if warriors is not None else count
-        why = f"{count} unit(s) of the squad {own_group} reach the target"
-        if capped < count:
-            why += f", capped by the white die at {warriors}"
-        att.append(Modifier("squad", capped, why))
-    if attacker.unit_class == "berserker" and not in_squad:
-        att.append(Modifier("berserker alone", 2, f"unit {attacker.id} is a berserker fighting as a single"))
-    if attacker.unit_class == "shooter":
-        att.append(Modifier("shooter vs group", len(target_group),
-                            f"the target's group has {len(target_group)} unit(s)"))
-        if m.edge_mm <= 2 * profile.finger_mm:
-            att.append(Modifier("shooter too close", -1, f"{m.edge_mm:.0f} mm is 2 fingers or closer"))
-    one_on_one = not in_squad and not target_in_squad
-    if attacker.faction == "humans" and one_on_one:
-        att.append(Modifier("humans one-on-one", 1, "both sides are singles"))
-    more = len(reaching) >= 1 and len(reaching) > len(target_group)
-    if attacker.faction == "rodents" and more:
-        att.append(Modifier("rodents outnumber", 1, f"{len(reaching)} reach against a group of {len(target_group)}"))
+    back = not any(in_view(u, attacker.centre) for u in theirs)
     elevation = attacker.standing_mm > target.standing_mm + ELEVATION_MARGIN_MM
-    if elevation:
-        att.append(Modifier("elevation", 1, f"attacker stands at {attacker.standing_mm:.0f} mm, target at "
-                                            f"{target.standing_mm:.0f} mm"))
-    if back:
-        att.append(Modifier("back attack", 2, f"unit {attacker.id} is outside the field of view of {target_group}"))
-        consequences.append("the target may not answer or step back")
-    if charged:
-        att.append(Modifier("running charge", 1, "the attacker ran 3 fingers to 2 hands in a straight line"))
-    if suicide:
-        att.append(Modifier("orc suicide attack", 2, "declared: the orc dies whatever the result"))
-        consequences.append(f"unit {attacker.id} dies (suicide attack)")
-
-    dfn: list[Modifier] = []
-    if target_in_squad:
-        dfn.append(Modifier("squad", len(target_group), f"the target's squad {target_group} has {len(target_group)} units"))
-    defenders = [u for u in target_group if table.unit(u).unit_class == "defender"]
-    if defenders:
-        dfn.append(Modifier("defenders", len(defenders), f"defender-class unit(s) {defenders} in the target's group"))
-    if target.faction == "humans" and one_on_one:
-        dfn.append(Modifier("humans one-on-one", 1, "both sides are singles"))
-    if target.faction == "dwarves" and target_in_squad:
-        dfn.append(Modifier("dwarves in a squad", 1, "dwarf squads defend better"))
-    if target.faction == "rodents" and more:
-        dfn.append(Modifier("rodents outnumbered", -1, f"{len(reaching)} reach against a group of {len(target_group)}"))
-    if target.faction == "skeletons":
-        dfn.append(Modifier("skeletons vs ranged", 2, "arrows pass through bones") if ranged
-                   else Modifier("skeletons in melee", -1, "brittle in close combat"))
-    if cover.partial and not cover.full:
-        ids = [b.id for b in cover.blocks if b.kind == "partial"]
-        dfn.append(Modifier("partial cover", cover.partial if ranged else 1,
-                            f"partial cover from block(s) {ids}" + ("" if ranged else " (melee: +1 whatever the count)")))
-
-    if attacker.unit_class == "priest":
-        consequences.append(f"each successful attack kills one unit of the priest's own squad {own_group}")
-    polearms = [u for u in target_group if table.unit(u).unit_class == "polearm"]
-    extra = {}
-    if (charged or descent) and polearms and not ranged:
-        p_first = 1 - Fraction(4, 6) ** len(polearms)
-        extra["polearm_prestrike"] = {"polearms": polearms, "p_attacker_killed_first": float(p_first),
-                                      "fraction": f"{p_first.numerator}/{p_first.denominator}"}
-        consequences.append(f"polearm(s) {polearms} strike first against the {'charge' if charged else 'descent'}: "
-                            "each kills the attacker on 5+")
-    left_after_loss = len(target_group) - 1
-    extra["morale_if_defender_loses"] = {
-        "units_left": left_after_loss, "immune": target.faction == "skeletons",
-        "p_retreat": 0.0 if target.faction == "skeletons" else float(morale_retreat_probability(left_after_loss))}
+    consequences: list[str] = []
+    att = _attack_modifiers(s, back, elevation, charged, suicide, warriors, consequences)
+    dfn = _defence_modifiers(s, cover)
+    extra = _after_effects(s, charged, descent, consequences)
 
     if legal:
         reasons.insert(0, f"unit {attacker.id} can attack unit {target.id}: in range ({m.text}), in view"
