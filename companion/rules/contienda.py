@@ -43,6 +43,12 @@ class HexGrid:
             raise InputError("; ".join(problems))
         return grid
 
+    def grid_json(self, width_mm: float, depth_mm: float) -> dict:
+        """The grid over a table of this size, for drawing: {size_mm, origin_mm, hexes [[q, r, corners]]}."""
+        hexes = [[q, r, [[round(x, 1), round(y, 1)] for x, y in corners]]
+                 for (q, r), corners in self.hexes_over(width_mm, depth_mm)]
+        return {"size_mm": self.size_mm, "origin_mm": list(self.origin_mm), "hexes": hexes}
+
     def hexes_over(self, width_mm: float, depth_mm: float) -> list[tuple[Hex, tuple[tuple[float, float], ...]]]:
         """Every hex that touches a table of this size, with its corners."""
         corners = [self.hex_at(x, y) for x, y in ((0, 0), (width_mm, 0), (0, depth_mm), (width_mm, depth_mm))]

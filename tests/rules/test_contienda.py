@@ -177,3 +177,19 @@ def test_a_contienda_setup_reads_its_hex_table_into_a_grid_naming_every_bad_key(
         parse_setup(tomllib.loads(text + 'size_mm = 0\nrows = 2.5\norientation = "flat"\n'), "c.toml")
     message = str(err.value)
     assert message.startswith("c.toml: ") and all(k in message for k in ("hex.size_mm", "hex.rows", "hex.orientation"))
+
+
+def test_the_grid_over_a_table_covers_every_point_of_it_with_the_hex_it_falls_in():
+    grid = HexGrid(40.0, (20.0, 20.0))
+    drawn = grid.grid_json(300.0, 200.0)
+    by_hex = {(q, r): corners for q, r, corners in drawn["hexes"]}
+    assert drawn["size_mm"] == 40.0 and drawn["origin_mm"] == [20.0, 20.0]
+    for x in range(0, 301, 25):
+        for y in range(0, 201, 25):
+            h = grid.hex_at(x, y)
+            assert h in by_hex, f"({x}, {y}) falls in {h}, which is not drawn"
+            cx, cy = grid.centre(h)
+            assert all(abs(math.dist((cx, cy), p) - 40.0 / math.sqrt(3)) < 0.1 for p in by_hex[h])
+    for (q, r) in by_hex:  # and nothing wholly off the table
+        cx, cy = grid.centre((q, r))
+        assert -40.0 < cx < 340.0 and -40.0 < cy < 240.0

@@ -26,10 +26,7 @@ def _grid(c: Companion) -> HexGrid:
 @bp.get("/contienda/grid")
 def get_grid():
     c = companion()
-    grid = _grid(c)
-    hexes = [[q, r, [[round(x, 1), round(y, 1)] for x, y in pts]]
-             for (q, r), pts in grid.hexes_over(c.setup.table.width_mm, c.setup.table.depth_mm)]
-    return jsonify({"size_mm": grid.size_mm, "origin_mm": list(grid.origin_mm), "hexes": hexes})
+    return jsonify(_grid(c).grid_json(c.setup.table.width_mm, c.setup.table.depth_mm))
 
 
 @bp.get("/contienda/cells")
