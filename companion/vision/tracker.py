@@ -86,6 +86,18 @@ class _Region:
 
 
 @dataclass
+class _Triage:
+    """Last frame's markers sorted by what this frame shows of them."""
+
+    kept: list[MarkerDetections] = field(default_factory=list)  # still: their detections stand
+    settling: list[tuple[int, Box, _Region]] = field(default_factory=list)  # (row in kept, box, region): stopped, unrefined
+    walking: list[Box] = field(default_factory=list)  # search boxes of markers in motion last frame too
+    moving: list[Box] = field(default_factory=list)  # of precise markers that changed
+    hidden: list[Box] = field(default_factory=list)  # of markers not seen last frame, readable again
+    expected: list[tuple[int, Box]] = field(default_factory=list)  # (marker id, box) of every changed one
+
+
+@dataclass
 class _Track:
     state: MiniState
     z_samples: list[float] = field(default_factory=list)
@@ -224,10 +236,40 @@ class LiveTracker:
         return detect(gray, camera, self.setup.dictionary, rescued=self._rescued_ids)
 
     def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
-        h, w = gray.gray.shape
-        kept, walking, moving, hidden, expected = [], [], [], [], []
-        settling: list[tuple[int, Box, _Region]] = []  # (row in kept, search box, region) of markers that stopped, unrefined
+        """This frame's markers from last frame's: the still ones kept, the rest searched for in
+        boxes around where they were and where the picture changed."""
         diff_small = cv2.absdiff(small, self._small)
+        triage = self._triage(gray, diff_small, frame)
+        kept = triage.kept
+        if not triage.walking and not triage.moving and not triage.hidden:
+            kept = self._settle_one(gray, camera, triage, frame)
+        # Cells that changed last frame and are still now: a marker put down becomes readable when
+        # the hand has left and the area settles; nothing under a moving hand can be read anyway.
+        cells = merge_boxes(self._settled_cells(diff_small, triage.walking + triage.moving + triage.hidden))
+        self._settled = self._settled or bool(cells)  # something no marker explains settled: blocks looked at soon
+        search = self._search_boxes(triage, cells)
+        known = MarkerDetections.concat(kept)
+        found = [self._look(gray, camera, roi, known, triage.expected, frame) for roi in merge_boxes(search)]
+        found_ids = {int(i) for f in found for i in f.ids}
+        for marker_id, _ in triage.expected:
+            if marker_id not in found_ids:
+                for region in self._regions.get(marker_id, []):
+                    region.missed += 1  # next time looked for further out
+        if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
+            h, w = gray.gray.shape
+            found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
+                                      rescue=False, quick=True))
+        self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
+                             regions_reused=self.stats.regions_reused + len(kept))
+        if not any(len(f) for f in found):
+            return known  # nothing new: the kept regions are distinct markers already
+        return _dedupe(MarkerDetections.concat([known] + [self._same_as_before(f) for f in found]))
+
+    def _triage(self, gray: _SparseGray, diff_small: np.ndarray, frame: int) -> "_Triage":
+        """Each known marker: kept as it was (still), or to be searched for (in motion, changed,
+        uncovered after a while); covered ones are left until they change again."""
+        h, w = gray.gray.shape
+        t = _Triage()
         for marker_id, regions in self._regions.items():
             for region in regions:
                 x0, y0, x1, y1 = region.box
@@ -242,12 +284,12 @@ class LiveTracker:
                     if not self._marker_like(gray, grown, region):
                         continue  # covered (a hand): nothing readable there now; looked at again when it changes
                     if region.frame < frame - 1:
-                        hidden.append(grown)
+                        t.hidden.append(grown)
                     elif not region.precise:
-                        walking.append(grown)  # already in motion last frame: the likeliest to move on
+                        t.walking.append(grown)  # already in motion last frame: the likeliest to move on
                     else:
-                        moving.append(grown)
-                    expected.append((marker_id, grown))
+                        t.moving.append(grown)
+                    t.expected.append((marker_id, grown))
                 else:
                     if region.stale:
                         # Quiet since it changed: if the marker is back exactly as measured (a hand
@@ -255,86 +297,78 @@ class LiveTracker:
                         if quiet and _marker_changed(gray, region):
                             continue
                         region.stale = False
-                    kept.append(region.detections)
+                    t.kept.append(region.detections)
                     if not region.precise:
-                        settling.append((len(kept) - 1, grown, region))
-        if not walking and not moving and not hidden:
-            # An idle frame has time for one full pattern fit: first a marker that has stopped
-            # moving (placed meanwhile from OpenCV's corners at its known height, ~0.3 mm), else
-            # every few frames a still one again, so heights are learned.
-            if settling:
-                k, grown, region = settling[0]
-                before = region.last_precise
-                if before is not None and not _marker_changed(gray, before):
-                    # It stopped where it was last measured (covered for a while, never moved):
-                    # that measurement stands, no fit needed.
-                    kept[k] = before.detections
-                else:
-                    gray.ensure(grown)
-                    settled = refine(gray.gray, camera, kept[k].ids, kept[k].corners_px, self.setup.dictionary)
-                    if len(settled):
-                        kept[k] = settled
-            elif frame % self.remeasure_every == 0:
-                kept = self._remeasure_one(gray, camera, kept)
-        # Cells that changed last frame and are still now: a marker put down becomes readable when
-        # the hand has left and the area settles; nothing under a moving hand can be read anyway.
-        cells = merge_boxes(self._settled_cells(diff_small, walking + moving + hidden))
-        self._settled = self._settled or bool(cells)  # something no marker explains settled: blocks looked at soon
-        # A budget of searches per frame, most useful first: markers in motion, markers that
-        # changed, markers not seen lately (taking turns), then settled cells. The lost ones go
-        # before the cells: their contrast is back (checked above), so the hand has left them,
-        # and a walker lost under a hand walks on out of its box.
+                        t.settling.append((len(t.kept) - 1, grown, region))
+        return t
+
+    def _settle_one(self, gray: _SparseGray, camera, triage: "_Triage", frame: int) -> list[MarkerDetections]:
+        """An idle frame has time for one full pattern fit: first a marker that has stopped moving
+        (placed meanwhile from OpenCV's corners at its known height, ~0.3 mm), else every few frames
+        a still one again, so heights are learned."""
+        kept = list(triage.kept)
+        if triage.settling:
+            k, grown, region = triage.settling[0]
+            before = region.last_precise
+            if before is not None and not _marker_changed(gray, before):
+                # It stopped where it was last measured (covered for a while, never moved): that
+                # measurement stands, no fit needed.
+                kept[k] = before.detections
+            else:
+                gray.ensure(grown)
+                settled = refine(gray.gray, camera, kept[k].ids, kept[k].corners_px, self.setup.dictionary)
+                if len(settled):
+                    kept[k] = settled
+        elif frame % self.remeasure_every == 0:
+            kept = self._remeasure_one(gray, camera, kept)
+        return kept
+
+    def _search_boxes(self, triage: "_Triage", cells: list[Box]) -> list[Box]:
+        """A budget of searches per frame, most useful first: markers in motion, markers that
+        changed, markers not seen lately (taking turns), then settled cells. The lost ones go before
+        the cells: their contrast is back (checked by the triage), so the hand has left them, and a
+        walker lost under a hand walks on out of its box."""
+        hidden = triage.hidden
         if hidden:
             turn = self._hidden_turn % len(hidden)
             hidden = hidden[turn:] + hidden[:turn]
             self._hidden_turn += 1
         budget = SEARCH_BUDGET
         regions_now = sum(len(r) for r in self._regions.values())
-        if regions_now and len(expected) >= GLOBAL_CHANGE_SHARE * regions_now:
+        if regions_now and len(triage.expected) >= GLOBAL_CHANGE_SHARE * regions_now:
             # Most markers changed at once while none moved alone: the light or the exposure
             # stepped. Every changed marker is looked at this frame (a small box each), so none is
             # held for seconds while the budget works through them four at a time.
-            budget = max(SEARCH_BUDGET, len(expected) + len(cells))
-        search = (merge_boxes(walking) + merge_boxes(moving) + hidden + cells)[:budget]
-        known = MarkerDetections.concat(kept)
-        found = []
-        for roi in merge_boxes(search):
-            quick = self._search(gray, camera, roi, known, rescue=False, quick=True)
-            seen = set(quick.ids.tolist())
-            absent = [m for m, box in expected if _contains(roi, box) and m not in seen]
-            if absent:
-                # A bright hand or block against the white margin fools a 7 px threshold window;
-                # a 5 px one adapts closer in (one more window, only where a marker is missing).
+            budget = max(SEARCH_BUDGET, len(triage.expected) + len(cells))
+        return (merge_boxes(triage.walking) + merge_boxes(triage.moving) + hidden + cells)[:budget]
+
+    def _look(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections,
+              expected: list[tuple[int, Box]], frame: int) -> MarkerDetections:
+        """The markers in one search box: a quick look, a closer threshold window where an expected
+        marker is missing, and the full set (in the missing marker's own box) where one is due."""
+        quick = self._search(gray, camera, roi, known, rescue=False, quick=True)
+        seen = set(quick.ids.tolist())
+        absent = [m for m, box in expected if _contains(roi, box) and m not in seen]
+        if absent:
+            # A bright hand or block against the white margin fools a 7 px threshold window; a 5 px
+            # one adapts closer in (one more window, only where a marker is missing).
+            quick = MarkerDetections.concat([quick, self._search(
+                gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
+                window_px=CLOSE_WINDOW_PX)])
+        seen = set(quick.ids.tolist())
+        missing = [m for m in absent if m not in seen and (frame + m) % RESCUE_EVERY == 0]
+        if missing:
+            # Where one is due, the full set of threshold windows; and for small or blurred markers
+            # that only ever decoded at the slow second look, that look too. Each in its own box
+            # and at its own size, not the whole search box at every size (a box merged around a
+            # hand is wide).
+            side_px = min(r.side_px for m in missing for r in self._regions[m])
+            slow_look = bool(self._rescued_ids & set(missing))
+            for box in merge_boxes([box for m, box in expected if m in missing]):
                 quick = MarkerDetections.concat([quick, self._search(
-                    gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
-                    window_px=CLOSE_WINDOW_PX)])
-            seen = set(quick.ids.tolist())
-            missing = [m for m in absent if m not in seen and (frame + m) % RESCUE_EVERY == 0]
-            if missing:
-                # Where one is due, the full set of threshold windows; and for small or blurred
-                # markers that only ever decoded at the slow second look, that look too.
-                # Each in its own box and at its own size, not the whole search box at every size:
-                # that cost 4 ms on a box merged around a hand (300 px wide); this ~0.2 ms.
-                side_px = min(r.side_px for m in missing for r in self._regions[m])
-                slow_look = bool(self._rescued_ids & set(missing))
-                for box in merge_boxes([box for m, box in expected if m in missing]):
-                    quick = MarkerDetections.concat([quick, self._search(
-                        gray, camera, box, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
-                        rescue_within=[box], side_px=side_px)])
-            found.append(quick)
-        found_ids = {int(i) for f in found for i in f.ids}
-        for marker_id, _ in expected:
-            if marker_id not in found_ids:
-                for region in self._regions.get(marker_id, []):
-                    region.missed += 1  # next time looked for further out
-        if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
-            found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
-                                      rescue=False, quick=True))
-        self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
-                             regions_reused=self.stats.regions_reused + len(kept))
-        if not any(len(f) for f in found):
-            return known  # nothing new: the kept regions are distinct markers already
-        return _dedupe(MarkerDetections.concat([known] + [self._same_as_before(f) for f in found]))
+                    gray, camera, box, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
+                    rescue_within=[box], side_px=side_px)])
+        return quick
 
     @staticmethod
     def _marker_like(gray: _SparseGray, box: Box, region: _Region) -> bool:
