@@ -633,82 +633,89 @@ def _pattern_textures(dictionary_name: str, marker_id: int, margin_modules: floa
     return white.astype(np.float32), outside.astype(np.float32)
 
 
-def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
-                     margin_modules: float = MODEL_MARGIN, iterations: int = 3
-                     ) -> tuple[np.ndarray, float, float] | None:
-    """Align the known, blurred marker pattern to the image: corners (4, 2) px, the RMS residual
-    as a fraction of the black-white contrast (a wrongly decoded id cannot fit its pattern), and
-    how dark the surroundings beyond the margin's sure half module are (0 white, 1 black).
+class _PatternModel:
+    """The marker's known pattern, blurred and put through the camera's response, over the image
+    patch around a quad: what `fit_marker_model` aligns. Parameters are the four corners (a
+    homography, in patch pixels) and the blur sigma; the grey levels (black, white, the
+    surroundings beyond the margin's sure part) and the response terms are solved linearly at
+    every step. Only the marker, its margin and a thin ring beyond it are compared (further out is
+    unknown: body, tile edge, table)."""
 
-    Parameters: the four corners (a homography) and the blur sigma; the grey levels (black, white,
-    the surroundings beyond the margin's sure part) and the camera's response terms are solved
-    linearly at every step. Only the marker, its margin and a thin ring beyond it are compared
-    (further out is unknown: body, tile edge, table).
-    Gauss-Newton with a numerical Jacobian and damping.
-    """
-    cells = marker_bits(dictionary_name, marker_id).shape[0]
-    half = cells / 2
-    white_tex, outside_tex = _pattern_textures(dictionary_name, marker_id, margin_modules)
-    r = _TEX_PX_PER_MODULE
-    off = half + margin_modules + 1
-    tex_corners = (np.array([[-half, -half], [half, -half], [half, half], [-half, half]]) + off) * r - 0.5
-    quad = np.asarray(quad, np.float64)
-    side_px = mean_side_px(quad)
-    module_px = side_px / cells
-    pad = int(np.ceil(module_px * (margin_modules + 0.8))) + 2
-    h, w = gray_f.shape
-    x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - pad, 0)
-    x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + pad + 1, (w, h))
-    patch = gray_f[y0:y1, x0:x1].astype(np.float64)
-    if patch.size < 16:
-        return None
-    origin = np.array([x0, y0], float)
-    # Pixels whose centres fall inside the marker or the inner part of its margin.
-    h_init = cv2.getPerspectiveTransform((quad - origin).astype(np.float32),
-                                         ((tex_corners + 0.5) / r - off).astype(np.float32))
-    ys, xs = np.mgrid[0:patch.shape[0], 0:patch.shape[1]]
-    pts = cv2.perspectiveTransform(np.stack([xs, ys], -1).reshape(-1, 1, 2).astype(np.float64), h_init).reshape(-1, 2)
-    limit = half + margin_modules + MODEL_FIT_OUTSIDE
-    mask = (np.abs(pts) <= limit).all(axis=1).reshape(patch.shape)
-    if mask.sum() < 30:
-        return None
-    flat_mask = np.flatnonzero(mask)  # np.take on flat indices: cheaper than a boolean mask, ~40 times a fit
-    target = patch.ravel()[flat_mask]
-    target_mean = float(target.mean())
-    target_c = target - target_mean
-    target_c32 = target_c.astype(np.float32)
+    def __init__(self, patch: np.ndarray, origin: np.ndarray, flat_mask: np.ndarray, module_px: float,
+                 dictionary_name: str, marker_id: int, margin_modules: float) -> None:
+        cells = marker_bits(dictionary_name, marker_id).shape[0]
+        half = cells / 2
+        white_tex, self.outside_tex = _pattern_textures(dictionary_name, marker_id, margin_modules)
+        self.off = half + margin_modules + 1
+        self.tex_corners = _tex_corners(half, self.off)
+        self.tex_src = self.tex_corners.astype(np.float32)
+        self.module_px = module_px
+        self.origin = origin
+        target = patch.ravel()[flat_mask]
+        self.target_c = target - float(target.mean())
+        self.target_c32 = self.target_c.astype(np.float32)
+        self.surround_white = white_tex + self.outside_tex  # the surroundings are taken as white
+        self.pixels_h = np.stack([(flat_mask % patch.shape[1]).astype(np.float64),
+                                  (flat_mask // patch.shape[1]).astype(np.float64), np.ones(len(flat_mask))])
+        self._blur_cache: dict[float, np.ndarray] = {}
 
-    surround_white = white_tex + outside_tex  # the surroundings are taken as white
-    blur_cache: dict[float, np.ndarray] = {}
-    tex_src = tex_corners.astype(np.float32)
-    pixels_h = np.stack([(flat_mask % patch.shape[1]).astype(np.float64), (flat_mask // patch.shape[1]).astype(np.float64),
-                         np.ones(len(flat_mask))])
+    @classmethod
+    def around(cls, gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
+               margin_modules: float) -> "_PatternModel | None":
+        """The model over the pixels whose centres fall inside the marker or the inner part of its
+        margin; None when too few do (a quad at the image's edge)."""
+        cells = marker_bits(dictionary_name, marker_id).shape[0]
+        half = cells / 2
+        off = half + margin_modules + 1
+        module_px = mean_side_px(quad) / cells
+        pad = int(np.ceil(module_px * (margin_modules + 0.8))) + 2
+        h, w = gray_f.shape
+        x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - pad, 0)
+        x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + pad + 1, (w, h))
+        patch = gray_f[y0:y1, x0:x1].astype(np.float64)
+        if patch.size < 16:
+            return None
+        origin = np.array([x0, y0], float)
+        r = _TEX_PX_PER_MODULE
+        h_init = cv2.getPerspectiveTransform((quad - origin).astype(np.float32),
+                                             ((_tex_corners(half, off) + 0.5) / r - off).astype(np.float32))
+        ys, xs = np.mgrid[0:patch.shape[0], 0:patch.shape[1]]
+        pts = cv2.perspectiveTransform(np.stack([xs, ys], -1).reshape(-1, 1, 2).astype(np.float64),
+                                       h_init).reshape(-1, 2)
+        limit = half + margin_modules + MODEL_FIT_OUTSIDE
+        mask = (np.abs(pts) <= limit).all(axis=1).reshape(patch.shape)
+        if mask.sum() < 30:
+            return None
+        flat_mask = np.flatnonzero(mask)  # np.take on flat indices: cheaper than a boolean mask, ~40 times a fit
+        return cls(patch, origin, flat_mask, module_px, dictionary_name, marker_id, margin_modules)
 
-    def blurred(sigma: float) -> np.ndarray:
+    def blurred(self, sigma: float) -> np.ndarray:
         sigma = round(sigma / BLUR_QUANTUM_PX) * BLUR_QUANTUM_PX  # nearby blurs share one texture
-        if sigma not in blur_cache:
-            if len(blur_cache) > 4:
-                blur_cache.pop(next(iter(blur_cache)))
-            tex_sigma = np.sqrt(sigma ** 2 + 1 / 12) * r / module_px  # optics + pixel box, in texels
-            t = cv2.GaussianBlur(surround_white, (0, 0), tex_sigma)
+        if sigma not in self._blur_cache:
+            if len(self._blur_cache) > 4:
+                self._blur_cache.pop(next(iter(self._blur_cache)))
+            r = _TEX_PX_PER_MODULE
+            tex_sigma = np.sqrt(sigma ** 2 + 1 / 12) * r / self.module_px  # optics + pixel box, in texels
+            t = cv2.GaussianBlur(self.surround_white, (0, 0), tex_sigma)
             # The spread's second shape term: the pattern blurred by a pixel more, subtracted. A
             # webcam's sharpening adds it (halos), a defocus disc's flat top takes it away.
-            wider = cv2.GaussianBlur(t, (0, 0), SHAPE_EXTRA_PX * r / module_px)  # Gaussians compose
-            around = cv2.GaussianBlur(outside_tex, (0, 0), tex_sigma)
-            blur_cache[sigma] = np.dstack([t, t - wider, around])
-        return blur_cache[sigma]
+            wider = cv2.GaussianBlur(t, (0, 0), SHAPE_EXTRA_PX * r / self.module_px)  # Gaussians compose
+            around = cv2.GaussianBlur(self.outside_tex, (0, 0), tex_sigma)
+            self._blur_cache[sigma] = np.dstack([t, t - wider, around])
+        return self._blur_cache[sigma]
 
-    def render(corner_sets: np.ndarray, sigma: float) -> np.ndarray:
+    def render(self, corner_sets: np.ndarray, sigma: float) -> np.ndarray:
         """The model at the mask's pixels for several corner sets at once (k, N): each pixel's
         texture point through the inverse homography, all sampled in one remap (what
         warpPerspective does, without a call and a full patch per set)."""
-        maps = np.array([cv2.getPerspectiveTransform(tex_src, c.astype(np.float32)) for c in corner_sets])
-        q = np.linalg.inv(maps) @ pixels_h  # (k, 3, N)
+        maps = np.array([cv2.getPerspectiveTransform(self.tex_src, c.astype(np.float32)) for c in corner_sets])
+        q = np.linalg.inv(maps) @ self.pixels_h  # (k, 3, N)
         uv = (q[:, :2] / q[:, 2:3]).astype(np.float32)  # (k, 2, N)
-        sampled = cv2.remap(blurred(float(np.clip(sigma, *MODEL_FIT_BLUR_PX))), uv[:, 0], uv[:, 1],
+        sampled = cv2.remap(self.blurred(float(np.clip(sigma, *MODEL_FIT_BLUR_PX))), uv[:, 0], uv[:, 1],
                             cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         return sampled.reshape(len(corner_sets), -1, SHAPE_TERMS)
 
+    @staticmethod
     def bases(model: np.ndarray) -> np.ndarray:
         """The centred columns (k, 4, N) the grey levels are fitted with, per row of samples."""
         t = model[..., 0]
@@ -719,7 +726,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         basis -= basis.mean(axis=2, keepdims=True)
         return basis
 
-    def residuals(model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def residuals(self, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per row of model samples (k, N, 3: the blurred pattern t, its shape term, the surroundings): the
         least-squares grey levels of target ~ black + gain * t + bend * t (1 - t) + the shape
         terms' share, in closed form: (residuals (k, N), coefficients (k, 4), gain first).
@@ -729,22 +736,22 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         its dark side and a marker fits 2-3% small (its height several mm low). The bend is the
         curve's first shape term; the spread's lets it be sharpened or flat-topped. All enter
         linearly: they cost a small solve, not parameters of the search."""
-        basis = bases(model)
-        coef = _least_squares(basis, target_c32)
+        basis = self.bases(model)
+        coef = _least_squares(basis, self.target_c32)
         # |bend| <= gain keeps the tone curve monotone; beyond it (clipped white, a quad that is
         # not this marker) the bend is held at the bound and the rest solved again.
         bent = np.abs(coef[:, 1]) > np.abs(coef[:, 0])
         if bent.any():
             sign = np.sign(coef[bent, 1] * coef[bent, 0])[:, None]
             held = basis[bent, 0] + sign * basis[bent, 1]
-            sub = _least_squares(np.concatenate([held[:, None], basis[bent, 2:]], axis=1), target_c32)
+            sub = _least_squares(np.concatenate([held[:, None], basis[bent, 2:]], axis=1), self.target_c32)
             coef[bent] = np.concatenate([sub[:, :1], sub[:, :1] * sign, sub[:, 1:]], axis=1)
-        return (coef[:, None, :].astype(np.float32) @ basis)[:, 0].astype(np.float64) - target_c, coef
+        return (coef[:, None, :].astype(np.float32) @ basis)[:, 0].astype(np.float64) - self.target_c, coef
 
-    def jacobian(probe_model: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    def jacobian(self, probe_model: np.ndarray, coef: np.ndarray, step: float) -> np.ndarray:
         """d residual / d corner (N, 8) by the probes, for the levels held at the base set's and
         then projected off their span (Kaufman's variable projection): one solve, not nine."""
-        basis = bases(probe_model)  # row 0: the base set
+        basis = self.bases(probe_model)  # row 0: the base set
         predicted = (coef.astype(np.float32)[None, None, :] @ basis)[:, 0].astype(np.float64)  # (9, N)
         raw = ((predicted[1:] - predicted[0]) / step).T  # (N, 8)
         b0 = basis[0].astype(np.float64)  # (4, N)
@@ -752,12 +759,23 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         gram += np.eye(len(gram)) * (1e-9 + 1e-6 * np.trace(gram))
         return raw - b0.T @ np.linalg.solve(gram, b0 @ raw)
 
-    def residual(params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        res, coef = residuals(render(params[None, :8].reshape(1, 4, 2), float(params[8])))
+    def residual(self, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(residuals (N,), coefficients (4,)) of one parameter set: 8 corner values, then sigma."""
+        res, coef = self.residuals(self.render(params[None, :8].reshape(1, 4, 2), float(params[8])))
         return res[0], coef[0]
 
-    params = np.concatenate([(quad - origin).ravel(), [0.8]])
-    res, coef = residual(params)
+
+def _tex_corners(half: float, off: float) -> np.ndarray:
+    """The marker's corners in its texture's texels."""
+    r = _TEX_PX_PER_MODULE
+    return (np.array([[-half, -half], [half, -half], [half, half], [-half, half]]) + off) * r - 0.5
+
+
+def _gauss_newton(model: _PatternModel, params: np.ndarray, iterations: int
+                  ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray] | None:
+    """Damped Gauss-Newton with a numerical Jacobian from `params` (corners in patch pixels, then
+    sigma): (params, residuals, cost, coefficients), or None when the pattern has no contrast."""
+    res, coef = model.residual(params)
     if coef[0] < 15:
         return None
     cost = float(res @ res)
@@ -768,8 +786,8 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
         # Numerical Jacobian: the 8 corner probes in one render, the blur probe in another.
         corners = params[:8].reshape(4, 2)
         # (The base set is rendered in the batch too: differences within one way of sampling.)
-        sigma_res, _ = residual(params + np.eye(9)[8] * step)
-        jac = np.concatenate([jacobian(render(corners + probes, float(params[8])), coef),
+        sigma_res, _ = model.residual(params + np.eye(9)[8] * step)
+        jac = np.concatenate([model.jacobian(model.render(corners + probes, float(params[8])), coef, step),
                               ((sigma_res - res) / step)[:, None]], axis=1)
         jtj = jac.T @ jac
         grad = jac.T @ res
@@ -778,7 +796,7 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
             delta = -np.linalg.solve(jtj + damping * np.diag(np.diag(jtj) + 1e-9), grad)
             candidate = params + delta
             candidate[8] = np.clip(candidate[8], *MODEL_FIT_BLUR_PX)
-            new_res, new_coef = residual(candidate)
+            new_res, new_coef = model.residual(candidate)
             new_cost = float(new_res @ new_res)
             if new_cost < cost:
                 params, res, cost, coef = candidate, new_res, new_cost, new_coef
@@ -788,8 +806,26 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
             damping *= 8
         if not improved or np.abs(delta[:8]).max() < 2e-2:  # at the floor of the corners' 0.01-0.05 px noise
             break
-    corners = params[:8].reshape(4, 2) + origin
-    if np.abs(corners - quad).max() > max(2.5, 0.15 * side_px):  # a jump further than this found something else
+    return params, res, cost, coef
+
+
+def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
+                     margin_modules: float = MODEL_MARGIN, iterations: int = 3
+                     ) -> tuple[np.ndarray, float, float] | None:
+    """Align the known, blurred marker pattern to the image (`_PatternModel`): corners (4, 2) px,
+    the RMS residual as a fraction of the black-white contrast (a wrongly decoded id cannot fit its
+    pattern), and how dark the surroundings beyond the margin's sure half module are (0 white, 1
+    black)."""
+    quad = np.asarray(quad, np.float64)
+    model = _PatternModel.around(gray_f, quad, dictionary_name, marker_id, margin_modules)
+    if model is None:
+        return None
+    fitted = _gauss_newton(model, np.concatenate([(quad - model.origin).ravel(), [0.8]]), iterations)
+    if fitted is None:
+        return None
+    params, res, cost, coef = fitted
+    corners = params[:8].reshape(4, 2) + model.origin
+    if np.abs(corners - quad).max() > max(2.5, 0.15 * mean_side_px(quad)):  # a jump further than this found something else
         return None
     gain = max(float(coef[0]), 1e-6)
     return corners, float(np.sqrt(cost / len(res))) / gain, float(np.clip(-coef[3] / gain, 0.0, 1.0))
