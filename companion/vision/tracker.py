@@ -1,22 +1,12 @@
-"""The live tracker: frame after frame, only look where something changed.
+"""The live tracker: frame after frame, the table state from what changed.
 
-Per frame, for under a third of a full-frame detection (`companion bench live`):
-- a sparse copy of the green channel (every 4th pixel of every 8th row) is compared with the last
-  one, cell by cell, to see where anything changed;
-- every marker seen before has a pixel region and a reference patch; a region whose pixels did not
-  change beyond sensor noise keeps last frame's corners (so its registration and placement are
-  memo hits); a changed region is searched again with room for motion, at most 4 boxes a frame:
-  markers in motion, then changed ones, then ones not seen lately, then cells that settled;
-- changed cells that no known marker explains are searched (a mini put down, a hand lifted);
-  one tile of a 4 x 4 grid is also scanned every 8th frame, so nothing is missed for long;
-- a marker in motion is placed from OpenCV's corners at its learned height (fast, right in x and
-  y); once it stops, its corners get the full pattern fit once (or, if it stopped exactly where
-  it was last refined, that measurement again) and its height is learned again;
-- the table is registered from the anchors' corners every frame; if that fails the whole frame is
-  searched (a bumped camera is re-registered on the next frame).
-Per mini: the marker height is learned over the frames it stands still (re-learned when it steps
-onto something); a mini not seen is **held** at its last position, never moved or dropped; small
-jitter is averaged, real moves are followed at once (hysteresis).
+The markers come from `incremental` (only where something changed is looked at); the table is
+registered from the anchors' corners every frame, and if that fails (or the camera moved) the whole
+frame is searched. Per mini: the marker height is learned over the frames it stands still
+(re-learned when it steps onto something; a mini in motion is placed from OpenCV's corners at its
+learned height); a mini not seen is **held** at its last position, never moved or dropped; small
+jitter is averaged, real moves are followed at once (hysteresis). Blocks are searched at their own
+pace (`blockwatch`).
 """
 
 from __future__ import annotations
@@ -24,77 +14,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-import cv2
 import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import MiniState, TableState
 from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
-from companion.vision.pixelboxes import Box, merge_boxes
-from companion.vision.markers import MarkerDetections, detect, detect_raw, mean_side_px, refine, to_gray
+from companion.vision.incremental import REMEASURE_EVERY, IncrementalMarkers, TrackerStats
 from companion.vision.locator import Locator
+from companion.vision.markers import MarkerDetections
 from companion.vision.registration import Registration
 
-CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)
-SMALL_X, SMALL_Y = 4, 8  # the change map samples every 4th column of every 8th row (the row reads are what cost)
-SMALL_CHANGE_LEVEL = 40  # single nearest-neighbour pixels are noisier than averaged ones
-CELL_X, CELL_Y = 16, 8  # change-map cell, in small pixels (64 x 64 px of the frame)
-SEARCH_MARGIN = 0.5  # a changed region is searched this many marker sides around it (10 mm a frame at 20 mm)
-SCAN_GRID = (4, 4)
-SCAN_EVERY = 8  # frames between two scanned tiles (a backstop: changed cells find new markers first)
-REMEASURE_EVERY = 6  # on idle frames, one still marker in this many frames is measured afresh (height learning)
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
-MARKER_CONTRAST_SHARE = 0.6  # a changed region is searched only if it keeps this share of the marker's contrast
-SEARCH_BUDGET = 4  # searched boxes per frame at most; the rest wait their turn
-FOLLOW_SIDES = 4.0  # a marker lost in motion: looked for this many sides further out per frame missed (80 mm at 20 mm)
-FOLLOW_MAX_SIDES = 12.0
-GLOBAL_CHANGE_SHARE = 0.5  # this share of the known markers changing in one frame: the light changed
-CLOSE_WINDOW_PX = 5  # the second, closer threshold window for a marker the quick search missed
-RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
 LEARN_WINDOW = 40  # the learned height follows at most this many frames
 RELEARN_MM = 4.0  # a height this far off the learned one, 3 times in a row, is a new level
 ROUGH_MAX_RESIDUAL_PX = 0.8  # an unrefined sighting further than this from a flat square is ignored (raw corners: ~0.3)
-SAME_CORNERS_PX = 0.02
-SAME_RAW_PX = 0.05  # OpenCV's integer-ish corners this close to last time's: the same, unmoved marker
-UNMOVED_RAW_PX = 1.0  # ... or this close, with the marker's pixels as measured (a shift over ~0.15 px changes them)
 JITTER_MM = 0.8  # moves under this are averaged; above it the mini has moved
 JITTER_DEG = 1.5
-FORGET_AFTER_FRAMES = 150  # a region unseen this long is dropped; scans and change cells find it again
-
-
-@dataclass
-class _Region:
-    """What one marker looked like the last time it was measured."""
-
-    detections: MarkerDetections  # one row
-    box: Box
-    reference: np.ndarray  # 3x3-averaged grey patch of box
-    frame: int  # last frame it was seen
-    side_px: float = 0.0
-    quad_key: bytes = b""  # corners_px bytes: the same corners mean the same, unchanged region
-    marker_mask: np.ndarray | None = None  # the marker and its white margin within box (the rest is surroundings)
-    stale: bool = False  # it changed since it was measured and was not found again: never reused as is
-    velocity_px: tuple[float, float] = (0.0, 0.0)  # its centre's move a frame when last found (0: still)
-    missed: int = 0  # frames it changed and was searched for in vain (a push faster than its box)
-    last_precise: "_Region | None" = None  # this marker's last refined measurement, while this one is rough
-
-    @property
-    def precise(self) -> bool:
-        return bool(self.detections.refined[0])
-
-
-@dataclass
-class _Triage:
-    """Last frame's markers sorted by what this frame shows of them."""
-
-    kept: list[MarkerDetections] = field(default_factory=list)  # still: their detections stand
-    settling: list[tuple[int, Box, _Region]] = field(default_factory=list)  # (row in kept, box, region): stopped, unrefined
-    walking: list[Box] = field(default_factory=list)  # search boxes of markers in motion last frame too
-    moving: list[Box] = field(default_factory=list)  # of precise markers that changed
-    hidden: list[Box] = field(default_factory=list)  # of markers not seen last frame, readable again
-    expected: list[tuple[int, Box]] = field(default_factory=list)  # (marker id, box) of every changed one
 
 
 @dataclass
@@ -110,57 +47,24 @@ class _Track:
         return sum(self.z_samples) / len(self.z_samples) if len(self.z_samples) >= LEARN_AFTER else None
 
 
-@dataclass(frozen=True)
-class TrackerStats:
-    frames: int = 0
-    full_frames: int = 0  # frames searched whole (start, lost registration)
-    regions_searched: int = 0
-    regions_reused: int = 0
-
-
-class _SparseGray:
-    """A grey frame converted only where it is looked at (most of a frame never is)."""
-
-    def __init__(self, image: np.ndarray, buffer: np.ndarray | None = None) -> None:
-        self.image = image
-        # The last frame's buffer, written again where it is looked at: a fresh 2 MB array would
-        # cost a page fault for every page the searches touch.
-        self.gray = buffer if buffer is not None and buffer.shape == image.shape[:2] else np.zeros(image.shape[:2], np.uint8)
-        self._done: list[Box] = []
-
-    def ensure(self, box: Box) -> np.ndarray:
-        x0, y0, x1, y1 = box
-        if not any(d[0] <= x0 and d[1] <= y0 and d[2] >= x1 and d[3] >= y1 for d in self._done):
-            self.gray[y0:y1, x0:x1] = to_gray(self.image[y0:y1, x0:x1])
-            self._done.append(box)
-        return self.gray[y0:y1, x0:x1]
-
-
 class LiveTracker:
     def __init__(self, setup: Setup, remeasure_every: int = REMEASURE_EVERY, blocks: bool = True,
                  blocks_in_background: bool = False) -> None:
         """`blocks_in_background`: block searches run on their own thread, so no frame waits for one
         (the live camera); else each runs within the `update` that starts it (reproducible runs)."""
         self.setup = setup
-        self.remeasure_every = remeasure_every
         self.locator = Locator(setup, blocks=False)
+        self._markers = IncrementalMarkers(setup, remeasure_every)
         # Blocks at their own pace (a search costs a dozen tracked frames; they rarely move).
         self.block_watch = BlockWatch(BlockFinder(setup), background=blocks_in_background) if blocks else None
-        self._regions: dict[int, list[_Region]] = {}  # marker id -> one region per physical marker
         self._tracks: dict[int, _Track] = {}
-        self._small: np.ndarray | None = None
-        self._gray_buffer: np.ndarray | None = None
-        self._rescued_ids: set[int] = set()  # markers only the slow second look has decoded (small, blurred)
-        self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
-        self._tile = 0
-        self._settled = False  # an unexplained change settled since the last block search
-        self._remeasure_turn = 0
-        self._hidden_turn = 0
-        self._last_tile: Box = (0, 0, 0, 0)
         self._last_state: TableState | None = None
         self._last_key: bytes = b""
         self._registration: Registration | None = None  # of the last frame
-        self.stats = TrackerStats()
+
+    @property
+    def stats(self) -> TrackerStats:
+        return self._markers.stats
 
     # --- per frame -------------------------------------------------------------------------------
     def close(self) -> None:
@@ -170,24 +74,12 @@ class LiveTracker:
 
     def update(self, image: np.ndarray, frame: int, timestamp: float) -> TableState:
         h, w = image.shape[:2]
-        # The green channel of every 4th pixel of every 8th row: a change map needs no colour
-        # conversion, nor a resize call.
-        small = np.ascontiguousarray(image[::SMALL_Y, ::SMALL_X, 1] if image.ndim == 3 else image[::SMALL_Y, ::SMALL_X])
         camera, _ = self.locator.camera(w, h)
-        self.stats = replace(self.stats, frames=self.stats.frames + 1)
-        whole = not self._regions or self._small is None or self._small.shape != small.shape
-        if whole:
-            gray = self._gray_buffer = _own_grey(image)
-            detections = self._detect_full(gray, camera)
-        else:
-            gray_view = _SparseGray(image, self._gray_buffer)
-            detections = self._detect_incremental(gray_view, small, camera, frame)
-            gray = self._gray_buffer = gray_view.gray
-        self._small = small
+        detections, gray, whole = self._markers.detect(image, camera, frame)
         key = detections.ids.tobytes() + detections.corners_norm.tobytes()
         if self._last_state is not None and key == self._last_key and self._last_state.registered:
             # Nothing moved: same corners give the same answer; only the clock advances.
-            self._mark_seen(detections, frame)
+            self._markers.mark_seen(detections, frame)
             state = replace(self._last_state, frame=frame, timestamp=timestamp,
                             minis=tuple(m.seen_at(frame, timestamp) if m.status == "seen" else m
                                         for m in self._last_state.minis))
@@ -196,11 +88,10 @@ class LiveTracker:
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                         known_z_mm=self._known_heights(detections))
         if not whole and (not analysis.registration.registered or self._camera_moved(analysis.registration)):
-            gray = self._gray_buffer = _own_grey(image)
-            detections = self._detect_full(gray, camera)
+            detections, gray = self._markers.detect_whole(image, camera)
             analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                             known_z_mm=self._known_heights(detections))
-        self._remember(detections, gray, frame)
+        self._markers.remember(detections, gray, frame)
         self._registration = analysis.registration
         if not analysis.registration.registered:
             # Never move anything without a pose from this frame: everyone known is held.
@@ -219,9 +110,9 @@ class LiveTracker:
         if watch is None or image.ndim != 3:
             return state
         if state.registered and self._registration is not None and self._registration.pose is not None \
-                and watch.due(state.timestamp, self._settled):
+                and watch.due(state.timestamp, self._markers.settled):
             watch.start(image, camera, self._registration.pose, state.minis + state.objects, state.timestamp)
-            self._settled = False
+            self._markers.settled = False
         return replace(state, blocks=watch.states(), blocks_seen=watch.seen)
 
     def _camera_moved(self, registration: Registration) -> bool:
@@ -229,310 +120,6 @@ class LiveTracker:
             return False
         shift = np.linalg.norm(registration.pose.camera_centre_mm - self._registration.pose.camera_centre_mm)
         return bool(shift > CAMERA_MOVED_MM)
-
-    def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:
-        self._regions.clear()
-        self.stats = replace(self.stats, full_frames=self.stats.full_frames + 1)
-        return detect(gray, camera, self.setup.dictionary, rescued=self._rescued_ids)
-
-    def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
-        """This frame's markers from last frame's: the still ones kept, the rest searched for in
-        boxes around where they were and where the picture changed."""
-        diff_small = cv2.absdiff(small, self._small)
-        triage = self._triage(gray, diff_small, frame)
-        kept = triage.kept
-        if not triage.walking and not triage.moving and not triage.hidden:
-            kept = self._settle_one(gray, camera, triage, frame)
-        # Cells that changed last frame and are still now: a marker put down becomes readable when
-        # the hand has left and the area settles; nothing under a moving hand can be read anyway.
-        cells = merge_boxes(self._settled_cells(diff_small, triage.walking + triage.moving + triage.hidden))
-        self._settled = self._settled or bool(cells)  # something no marker explains settled: blocks looked at soon
-        search = self._search_boxes(triage, cells)
-        known = MarkerDetections.concat(kept)
-        found = [self._look(gray, camera, roi, known, triage.expected, frame) for roi in merge_boxes(search)]
-        found_ids = {int(i) for f in found for i in f.ids}
-        for marker_id, _ in triage.expected:
-            if marker_id not in found_ids:
-                for region in self._regions.get(marker_id, []):
-                    region.missed += 1  # next time looked for further out
-        if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
-            h, w = gray.gray.shape
-            found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
-                                      rescue=False, quick=True))
-        self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
-                             regions_reused=self.stats.regions_reused + len(kept))
-        if not any(len(f) for f in found):
-            return known  # nothing new: the kept regions are distinct markers already
-        return _dedupe(MarkerDetections.concat([known] + [self._same_as_before(f) for f in found]))
-
-    def _triage(self, gray: _SparseGray, diff_small: np.ndarray, frame: int) -> "_Triage":
-        """Each known marker: kept as it was (still), or to be searched for (in motion, changed,
-        uncovered after a while); covered ones are left until they change again."""
-        h, w = gray.gray.shape
-        t = _Triage()
-        for marker_id, regions in self._regions.items():
-            for region in regions:
-                x0, y0, x1, y1 = region.box
-                # The change map sees any edge that moved; only then compare at full size.
-                quiet = diff_small[y0 // SMALL_Y:-(-y1 // SMALL_Y), x0 // SMALL_X:-(-x1 // SMALL_X)].max() \
-                    < SMALL_CHANGE_LEVEL // 2
-                grown = _grow(region, w, h)
-                changed = False if quiet else _marker_changed(gray, region)
-                if changed:
-                    # Until it is found again, its old corners say nothing about where it is now.
-                    region.stale = True
-                    if not self._marker_like(gray, grown, region):
-                        continue  # covered (a hand): nothing readable there now; looked at again when it changes
-                    if region.frame < frame - 1:
-                        t.hidden.append(grown)
-                    elif not region.precise:
-                        t.walking.append(grown)  # already in motion last frame: the likeliest to move on
-                    else:
-                        t.moving.append(grown)
-                    t.expected.append((marker_id, grown))
-                else:
-                    if region.stale:
-                        # Quiet since it changed: if the marker is back exactly as measured (a hand
-                        # has left), its corners stand again; if not (lifted away), nothing to read.
-                        if quiet and _marker_changed(gray, region):
-                            continue
-                        region.stale = False
-                    t.kept.append(region.detections)
-                    if not region.precise:
-                        t.settling.append((len(t.kept) - 1, grown, region))
-        return t
-
-    def _settle_one(self, gray: _SparseGray, camera, triage: "_Triage", frame: int) -> list[MarkerDetections]:
-        """An idle frame has time for one full pattern fit: first a marker that has stopped moving
-        (placed meanwhile from OpenCV's corners at its known height, ~0.3 mm), else every few frames
-        a still one again, so heights are learned."""
-        kept = list(triage.kept)
-        if triage.settling:
-            k, grown, region = triage.settling[0]
-            before = region.last_precise
-            if before is not None and not _marker_changed(gray, before):
-                # It stopped where it was last measured (covered for a while, never moved): that
-                # measurement stands, no fit needed.
-                kept[k] = before.detections
-            else:
-                gray.ensure(grown)
-                settled = refine(gray.gray, camera, kept[k].ids, kept[k].corners_px, self.setup.dictionary)
-                if len(settled):
-                    kept[k] = settled
-        elif frame % self.remeasure_every == 0:
-            kept = self._remeasure_one(gray, camera, kept)
-        return kept
-
-    def _search_boxes(self, triage: "_Triage", cells: list[Box]) -> list[Box]:
-        """A budget of searches per frame, most useful first: markers in motion, markers that
-        changed, markers not seen lately (taking turns), then settled cells. The lost ones go before
-        the cells: their contrast is back (checked by the triage), so the hand has left them, and a
-        walker lost under a hand walks on out of its box."""
-        hidden = triage.hidden
-        if hidden:
-            turn = self._hidden_turn % len(hidden)
-            hidden = hidden[turn:] + hidden[:turn]
-            self._hidden_turn += 1
-        budget = SEARCH_BUDGET
-        regions_now = sum(len(r) for r in self._regions.values())
-        if regions_now and len(triage.expected) >= GLOBAL_CHANGE_SHARE * regions_now:
-            # Most markers changed at once while none moved alone: the light or the exposure
-            # stepped. Every changed marker is looked at this frame (a small box each), so none is
-            # held for seconds while the budget works through them four at a time.
-            budget = max(SEARCH_BUDGET, len(triage.expected) + len(cells))
-        return (merge_boxes(triage.walking) + merge_boxes(triage.moving) + hidden + cells)[:budget]
-
-    def _look(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections,
-              expected: list[tuple[int, Box]], frame: int) -> MarkerDetections:
-        """The markers in one search box: a quick look, a closer threshold window where an expected
-        marker is missing, and the full set (in the missing marker's own box) where one is due."""
-        quick = self._search(gray, camera, roi, known, rescue=False, quick=True)
-        seen = set(quick.ids.tolist())
-        absent = [m for m, box in expected if _contains(roi, box) and m not in seen]
-        if absent:
-            # A bright hand or block against the white margin fools a 7 px threshold window; a 5 px
-            # one adapts closer in (one more window, only where a marker is missing).
-            quick = MarkerDetections.concat([quick, self._search(
-                gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
-                window_px=CLOSE_WINDOW_PX)])
-        seen = set(quick.ids.tolist())
-        missing = [m for m in absent if m not in seen and (frame + m) % RESCUE_EVERY == 0]
-        if missing:
-            # Where one is due, the full set of threshold windows; and for small or blurred markers
-            # that only ever decoded at the slow second look, that look too. Each in its own box
-            # and at its own size, not the whole search box at every size (a box merged around a
-            # hand is wide).
-            side_px = min(r.side_px for m in missing for r in self._regions[m])
-            slow_look = bool(self._rescued_ids & set(missing))
-            for box in merge_boxes([box for m, box in expected if m in missing]):
-                quick = MarkerDetections.concat([quick, self._search(
-                    gray, camera, box, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
-                    rescue_within=[box], side_px=side_px)])
-        return quick
-
-    @staticmethod
-    def _marker_like(gray: _SparseGray, box: Box, region: _Region) -> bool:
-        """Is there still black-and-white contrast like the marker's around where it was? (A marker
-        that moved keeps its contrast; one under a hand does not.)"""
-        patch = gray.ensure(box)[::2, ::2]
-        reference = region.reference
-        ref_range = int(reference.max()) - int(reference.min())
-        return int(patch.max()) - int(patch.min()) >= MARKER_CONTRAST_SHARE * ref_range
-
-    def _remeasure_one(self, gray: _SparseGray, camera, kept: list[MarkerDetections]) -> list[MarkerDetections]:
-        """An idle frame: fit one still, roster marker again on this frame's pixels. Its new corners
-        are an independent measurement, so its height is learned over time (round-robin)."""
-        candidates = [k for k, d in enumerate(kept) if self.setup.mini(int(d.ids[0])) is not None]
-        if not candidates:
-            return kept
-        self._remeasure_turn = (self._remeasure_turn + 1) % len(candidates)
-        k = candidates[self._remeasure_turn]
-        det = kept[k]
-        region = next((r for r in self._regions.get(int(det.ids[0]), []) if r.detections is det), None)
-        if region is not None:
-            gray.ensure(_grow(region, *gray.gray.shape[::-1]))
-        fresh = refine(gray.gray, camera, det.ids, det.corners_px, self.setup.dictionary)
-        if len(fresh):
-            kept = kept[:k] + [fresh] + kept[k + 1:]
-        return kept
-
-    def _search(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections, rescue: bool,
-                quick: bool, rescue_within: list[Box] | None = None, side_px: float | None = None,
-                window_px: int | None = None) -> MarkerDetections:
-        """Markers in roi, refined only if not already known at the same place this frame."""
-        x0, y0, x1, y1 = roi
-        within = None if rescue_within is None else [(b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0) for b in rescue_within]
-        ids, quads = detect_raw(gray.ensure(roi), self.setup.dictionary, (x0, y0), rescue=rescue, quick=quick,
-                                rescued=self._rescued_ids,
-                                rescue_within=within, min_side_px=side_px or (self._smallest_side_px() if quick else None),
-                                rescue_side_px=side_px, window_px=window_px)
-        new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
-        rows, again = [], []
-        for i in new:
-            # OpenCV's corners where they were last time, or the marker's pixels as they were when
-            # it was measured (a hand covered it and left): it did not move, its refined corners
-            # stand, and no pattern fit is needed.
-            regions = self._regions.get(int(ids[i]), [])
-            before = next((r.detections for r in regions
-                           if np.abs(r.detections.raw_px[0] - quads[i]).max() < SAME_RAW_PX), None)
-            if before is None:
-                before = next((r.detections for r in regions if r.precise
-                               and np.abs(r.detections.raw_px[0] - quads[i]).max() < UNMOVED_RAW_PX
-                               and not _marker_changed(gray, r)), None)
-            (rows if before is None else again).append(i if before is None else before)
-        fresh = refine(gray.gray, camera, ids[rows], quads[rows], self.setup.dictionary, precise=False) \
-            if rows else MarkerDetections.empty()
-        return MarkerDetections.concat([fresh] + again)
-
-    def _smallest_side_px(self) -> float | None:
-        """The smallest marker seen so far (a new one is about that size: the roster's are alike)."""
-        sides = [r.side_px for regions in self._regions.values() for r in regions if r.side_px > 0]
-        return min(sides) if sides else None
-
-    def _same_as_before(self, det: MarkerDetections) -> MarkerDetections:
-        """Rows whose corners moved by less than noise get their previous corners back, bit for bit,
-        so the registration and placements built on them are reused instead of recomputed."""
-        rows = []
-        for row in range(len(det)):
-            quad = det.corners_px[row]
-            previous = next((r.detections for r in self._regions.get(int(det.ids[row]), [])
-                             if r.detections.refined[0] == det.refined[row]
-                             and np.abs(r.detections.corners_px[0] - quad).max() < SAME_CORNERS_PX), None)
-            rows.append(previous if previous is not None else det[row])
-        return MarkerDetections.concat(rows)
-
-    def _settled_cells(self, diff_small: np.ndarray, searched: list[Box]) -> list[Box]:
-        """Frame boxes of cells that changed last frame, are still now, and no search covers."""
-        rows, cols = diff_small.shape[0] // CELL_Y, diff_small.shape[1] // CELL_X
-        _, changed = cv2.threshold(diff_small[: rows * CELL_Y, : cols * CELL_X], SMALL_CHANGE_LEVEL, 1.0,
-                                   cv2.THRESH_BINARY)
-        # Cell means by area averaging (in C, not a numpy reshape): two changed samples make a moving cell.
-        share = cv2.resize(changed.astype(np.float32), (cols, rows), interpolation=cv2.INTER_AREA)
-        moving = share * (CELL_X * CELL_Y) >= 1.5
-        settled = self._moving_cells & ~moving if self._moving_cells is not None and self._moving_cells.shape == moving.shape \
-            else np.zeros_like(moving)
-        self._moving_cells = moving
-        s = SMALL_X * CELL_X  # == SMALL_Y * CELL_Y
-        pad = s // 2
-        h, w = diff_small.shape[0] * SMALL_Y, diff_small.shape[1] * SMALL_X
-        boxes = [(max(c * s - pad, 0), max(r * s - pad, 0), min((c + 1) * s + pad, w), min((r + 1) * s + pad, h))
-                 for r, c in zip(*np.nonzero(settled))]
-        return [b for b in boxes if not any(_contains(o, b) for o in searched)]
-
-    def _next_tile(self, w: int, h: int) -> Box:
-        cols, rows = SCAN_GRID
-        col, row = self._tile % cols, (self._tile // cols) % rows
-        self._tile += 1
-        overlap_px = 48  # a marker on a tile border is whole in one of the two tiles
-        self._last_tile = (max(col * w // cols - overlap_px, 0), max(row * h // rows - overlap_px, 0),
-                           min((col + 1) * w // cols + overlap_px, w), min((row + 1) * h // rows + overlap_px, h))
-        return self._last_tile
-
-    def _remember(self, detections: MarkerDetections, gray: np.ndarray, frame: int) -> None:
-        h, w = gray.shape
-        known = {r.quad_key: r for regions in self._regions.values() for r in regions}
-        fresh: dict[int, list[_Region]] = {}
-        for row in range(len(detections)):
-            marker_id = int(detections.ids[row])
-            quad = detections.corners_px[row]
-            key = quad.tobytes()
-            region = known.get(key)
-            if region is not None:
-                region.frame = frame  # unchanged: keep its reference patch
-                if region.stale:  # found again where it was, but its pixels changed (the light): new reference
-                    x0, y0, x1, y1 = region.box
-                    region.reference = cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16)
-                region.stale = False
-                region.velocity_px, region.missed = (0.0, 0.0), 0
-            else:
-                side = mean_side_px(quad)
-                pad = int(math.ceil(side * 0.45)) + 3  # the marker and its white margin
-                x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - pad, 0)
-                x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + pad + 1, (w, h))
-                marker_mask = np.zeros((int(y1 - y0), int(x1 - x0)), np.uint8)
-                centre = quad.mean(axis=0)
-                cv2.fillConvexPoly(marker_mask, ((quad - centre) * 1.25 + centre - (x0, y0)).round().astype(np.int32), 1)
-                region = _Region(detections[row], (int(x0), int(y0), int(x1), int(y1)),
-                                 cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16), frame, side, key,
-                                 marker_mask.astype(bool))
-                if not region.precise:
-                    region.last_precise = self._last_precise(marker_id, centre, side)
-                region.velocity_px = self._velocity(marker_id, centre, side, frame)
-            fresh.setdefault(marker_id, []).append(region)
-        # Markers not found this frame keep their regions, so they are looked for again when uncovered.
-        for marker_id, regions in self._regions.items():
-            if marker_id not in fresh:
-                alive = [r for r in regions if frame - r.frame <= FORGET_AFTER_FRAMES]
-                if alive:
-                    fresh[marker_id] = alive
-        self._regions = fresh
-
-    def _velocity(self, marker_id: int, centre_px: np.ndarray, side_px: float, frame: int) -> tuple[float, float]:
-        """How far the marker moved a frame since it was last found (within the last two frames)."""
-        best = None
-        for region in self._regions.get(marker_id, []):
-            if frame - 2 <= region.frame < frame:
-                before = region.detections.corners_px[0].mean(axis=0)
-                step = (centre_px - before) / (frame - region.frame)
-                if best is None or np.hypot(*step) < np.hypot(*best):
-                    best = step
-        if best is None or np.hypot(*best) < 0.25 * side_px:
-            return 0.0, 0.0  # jitter or a nudge: no push to follow
-        return float(best[0]), float(best[1])
-
-    def _last_precise(self, marker_id: int, centre_px: np.ndarray, side_px: float) -> _Region | None:
-        """The last refined measurement of the marker now seen roughly at centre_px (within one
-        side of it): if the marker turns out not to have moved, it is still right."""
-        for region in self._regions.get(marker_id, []):
-            before = region if region.precise else region.last_precise
-            if before is not None and np.abs(before.detections.corners_px[0].mean(axis=0) - centre_px).max() < side_px:
-                return before
-        return None
-
-    def _mark_seen(self, detections: MarkerDetections, frame: int) -> None:
-        for marker_id in {int(i) for i in detections.ids}:
-            for region in self._regions.get(marker_id, []):
-                region.frame = frame
 
     def _known_heights(self, detections: MarkerDetections) -> dict[int, float]:
         """Learned heights; and for a marker seen only roughly (in motion), its last height: rough
@@ -568,7 +155,6 @@ class LiveTracker:
                 out[marker_id] = track.state
         return tuple(out[i] for i in sorted(out))
 
-
 def _learn_height(track: _Track, measured_z: float) -> None:
     learned = track.learned_z
     if learned is not None and abs(measured_z - learned) > RELEARN_MM:
@@ -579,20 +165,6 @@ def _learn_height(track: _Track, measured_z: float) -> None:
         return
     track.off_level = 0
     track.z_samples = (track.z_samples + [measured_z])[-LEARN_WINDOW:]
-
-
-def _own_grey(image: np.ndarray) -> np.ndarray:
-    """The frame in grey, in an array of the tracker's own: it becomes the buffer the next frame's
-    searches write into, and a grey frame as given belongs to the caller."""
-    gray = to_gray(image)
-    return gray.copy() if gray is image else gray
-
-
-def _marker_changed(gray: _SparseGray, region: _Region) -> bool:
-    """Does the marker differ from its reference patch? Only a change on the marker itself counts:
-    a hand passing its surroundings does not."""
-    patch = cv2.blur(gray.ensure(region.box), (3, 3)).astype(np.int16)
-    return bool((np.abs(patch - region.reference) >= CHANGE_LEVEL)[region.marker_mask].any())
 
 
 def _steady(previous: MiniState, new: MiniState) -> MiniState:
@@ -607,35 +179,3 @@ def _steady(previous: MiniState, new: MiniState) -> MiniState:
     heading = (previous.heading_deg + a * ((new.heading_deg - previous.heading_deg + 180) % 360 - 180)) % 360
     return replace(new, x_mm=previous.x_mm + a * (new.x_mm - previous.x_mm),
                    y_mm=previous.y_mm + a * (new.y_mm - previous.y_mm), heading_deg=heading)
-
-
-def _contains(outer: Box, inner: Box) -> bool:
-    return outer[0] <= inner[0] and outer[1] <= inner[1] and outer[2] >= inner[2] and outer[3] >= inner[3]
-
-
-def _grow(region: _Region, w: int, h: int) -> Box:
-    """Where to look for a marker that changed: its box, and ahead of it as far as it moved last
-    frame (a push goes on); a marker searched for in vain is looked for FOLLOW_SIDES further out for
-    every frame it was missed (it kept going), up to FOLLOW_MAX_SIDES."""
-    vx, vy = region.velocity_px
-    sides = min(SEARCH_MARGIN + FOLLOW_SIDES * region.missed, FOLLOW_MAX_SIDES)
-    m = int(region.side_px * sides + 0.5 * math.hypot(vx, vy)) + 8
-    x0, y0, x1, y1 = region.box
-    ax0, ay0, ax1, ay1 = min(x0, x0 + vx), min(y0, y0 + vy), max(x1, x1 + vx), max(y1, y1 + vy)
-    return max(int(ax0) - m, 0), max(int(ay0) - m, 0), min(int(ax1) + m, w), min(int(ay1) + m, h)
-
-
-def _near_any(det: MarkerDetections, marker_id: int, centre_px: np.ndarray, within_px: float = 3.0) -> bool:
-    rows = det.ids == marker_id
-    return bool(rows.any() and (np.linalg.norm(det.corners_px[rows].mean(axis=1) - centre_px, axis=1) < within_px).any())
-
-
-def _dedupe(det: MarkerDetections) -> MarkerDetections:
-    """One row per physical marker: the same id at (nearly) the same place, found twice, is one."""
-    if len(det) < 2:
-        return det
-    centres = det.corners_px.mean(axis=1)
-    near = np.linalg.norm(centres[:, None] - centres[None, :], axis=2) < 3.0
-    same = (det.ids[:, None] == det.ids[None, :]) & near
-    earlier_twin = np.triu(same, k=1).any(axis=0)  # row j repeats an earlier row i < j
-    return det if not earlier_twin.any() else det[np.flatnonzero(~earlier_twin)]
