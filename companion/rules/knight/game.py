@@ -8,173 +8,22 @@ derived by replaying the log, so undo is always exact. Pure Python.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, get_origin, get_type_hints
+from dataclasses import replace
 
-from companion.rules.events import Event, IllegalEvent, named_event
+from companion.rules.events import Event, IllegalEvent
+from companion.rules.knight.events import (DICE, EVENT_TYPES, BecameSkeleton, Convert, Destroyed, EndTurn, Hire,
+                                           Interrupt, Spend, StartTurn, UnitDied, event_from_json)
+from companion.rules.knight.replay import HIRE_COINS, SIEGE_ROUNDS, STARTING_ARMY, Replayed, UnitStatus, replay
 from companion.rules.table import Table
 from companion.setup_file import Setup
 
-__all__ = ["Event", "IllegalEvent", "Game"]  # the event base and the error are shared by every game
+# The event base and the error are shared by every game; the events and the replayed values are
+# this game's vocabulary, imported from here by the web layer and the commands.
+__all__ = ["Event", "IllegalEvent", "Game", "MODES", "DICE", "EVENT_TYPES", "SIEGE_ROUNDS", "STARTING_ARMY",
+           "HIRE_COINS", "StartTurn", "Convert", "Spend", "Interrupt", "UnitDied", "BecameSkeleton", "Hire",
+           "Destroyed", "EndTurn", "UnitStatus", "Replayed", "event_from_json"]
 
 MODES = ("skirmish", "siege", "overlord", "destruction", "plague")
-SIEGE_ROUNDS = 10
-DICE = ("black", "red", "white")  # action points, attack points, warriors
-STARTING_ARMY = 6
-HIRE_COINS = 2
-
-
-# --- events -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StartTurn(Event):
-    """The acting player rolled black (action points), red (attacks) and white (warriors)."""
-
-    kind: ClassVar[str] = "start_turn"
-    player: str
-    black: int
-    red: int
-    white: int
-
-
-@dataclass(frozen=True)
-class Convert(Event):
-    """Right after the roll: swap two dice, losing 1 on either of them (never below 1)."""
-
-    kind: ClassVar[str] = "convert"
-    swap: tuple[str, str]
-    lose_on: str
-
-
-@dataclass(frozen=True)
-class Spend(Event):
-    kind: ClassVar[str] = "spend"
-    die: str  # black | red
-    amount: int
-    what: str = ""
-
-
-@dataclass(frozen=True)
-class Interrupt(Event):
-    """Once during the enemy's turn: one unit acts with 2 AP and 1 attack; the interrupter's dice are
-    all 1 lower next turn."""
-
-    kind: ClassVar[str] = "interrupt"
-    player: str
-    unit: int
-
-
-@dataclass(frozen=True)
-class UnitDied(Event):
-    kind: ClassVar[str] = "unit_died"
-    unit: int
-    cause: str = ""
-
-
-@dataclass(frozen=True)
-class BecameSkeleton(Event):
-    """Plague (or the dark obelisk): a living unit turns into a skeleton without dying."""
-
-    kind: ClassVar[str] = "became_skeleton"
-    unit: int
-    cause: str = ""
-
-
-@dataclass(frozen=True)
-class Hire(Event):
-    """A skeleton mercenary (any class but priest) for 2 mine coins, once per turn."""
-
-    kind: ClassVar[str] = "hire"
-    player: str
-    unit: int  # its marker id
-    unit_class: str
-
-
-@dataclass(frozen=True)
-class Destroyed(Event):
-    """A strategic object destroyed (castle, crystal), with whose it was."""
-
-    kind: ClassVar[str] = "destroyed"
-    object_kind: str
-    owner: str
-
-
-@dataclass(frozen=True)
-class EndTurn(Event):
-    """The acting player ends the turn. `control` is who held each strategic object at that moment
-    (from the camera: object kind -> player or None); the game is scored from it."""
-
-    kind: ClassVar[str] = "end_turn"
-    control: dict[str, str | None] = field(default_factory=dict)
-
-
-EVENT_TYPES = {cls.kind: cls for cls in (StartTurn, Convert, Spend, Interrupt, UnitDied, BecameSkeleton, Hire,
-                                         Destroyed, EndTurn)}
-
-
-def event_from_json(data: dict[str, Any]) -> Event:
-    cls, data = named_event(data, EVENT_TYPES)
-    if cls is Convert and isinstance(data.get("swap"), list):
-        data["swap"] = tuple(data["swap"])
-    hints = get_type_hints(cls)
-    for f in fields(cls):
-        if f.name in data and not _fits(data[f.name], hints[f.name]):
-            raise ValueError(f"{cls.kind}: {f.name} must be {_TYPE_WORDS.get(str(hints[f.name]), hints[f.name])}")
-    try:
-        return cls(**data)
-    except TypeError as exc:
-        raise ValueError(f"{cls.kind}: {exc}") from None
-
-
-_TYPE_WORDS = {"<class 'int'>": "an integer", "<class 'str'>": "a text", "tuple[str, str]": "two dice names",
-               "dict[str, str | None]": "an object of object kind -> player"}
-
-
-def _fits(value: Any, hint: Any) -> bool:
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    if get_origin(hint) is tuple:
-        return isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value)
-    if get_origin(hint) is dict:
-        return isinstance(value, dict) and all(isinstance(k, str) and (v is None or isinstance(v, str))
-                                               for k, v in value.items())
-    return True
-
-
-# --- derived state -----------------------------------------------------------------------------------
-
-@dataclass
-class UnitStatus:
-    id: int
-    player: str
-    unit_class: str
-    status: str  # alive | skeleton | gone
-    hired: bool = False
-
-
-@dataclass
-class _Replay:
-    turn_player: str | None = None
-    dice: dict[str, int] = field(default_factory=dict)  # left this turn
-    rolled: dict[str, int] = field(default_factory=dict)
-    action_points: int = 0  # the black die after any conversion: the turn's AP
-    attacks: int = 0  # red points spent this turn
-    spent_any: bool = False
-    converted: bool = False
-    turns_this_round: list[str] = field(default_factory=list)
-    rounds_done: int = 0
-    interrupts: dict[str, bool] = field(default_factory=dict)  # player -> penalised next turn
-    interrupted_this_turn: bool = False
-    hired_this_turn: bool = False
-    coins: dict[str, int] = field(default_factory=dict)
-    destroyed: list[tuple[str, str]] = field(default_factory=list)
-    winner: str | None = None
-    win_reason: str = ""
-    log: list[str] = field(default_factory=list)
-    units: dict[int, UnitStatus] = field(default_factory=dict)  # each roster unit's fate so far
 
 
 class Game:
@@ -192,7 +41,7 @@ class Game:
                 raise ValueError(f"castle_holder: the siege needs the castle holder, one of {', '.join(self.players)}")
         self.castle_holder = castle_holder
         self.events: list[Event] = []
-        self._state = self._replay()
+        self._state = self._replayed()
 
     @property
     def units(self) -> dict[int, UnitStatus]:
@@ -209,13 +58,13 @@ class Game:
         if problems:
             raise IllegalEvent("; ".join(problems))
         self.events.append(event)
-        self._state = self._replay()
+        self._state = self._replayed()
 
     def pop(self) -> Event:
         if not self.events:
             raise IllegalEvent("nothing to undo")
         event = self.events.pop()
-        self._state = self._replay()
+        self._state = self._replayed()
         return event
 
     def problems(self, event: Event) -> list[str]:
@@ -345,115 +194,8 @@ class Game:
         hired = sum(1 for u in self.units.values() if u.player == player and u.hired)
         return max(0, min(lost, STARTING_ARMY) - hired)
 
-    # replay ------------------------------------------------------------------------------------------
-    def _replay(self) -> _Replay:
-        s = _Replay(coins={p: 0 for p in self.players}, interrupts={p: False for p in self.players},
-                    units={m.id: UnitStatus(m.id, m.player, m.unit_class,
-                                            "skeleton" if m.faction == "skeletons" else "alive")
-                           for m in self.setup.minis if m.player in self.players})
-        for event in self.events:
-            self._apply(s, event)
-        return s
-
-    def _apply(self, s: _Replay, e: Event) -> None:
-        if isinstance(e, StartTurn):
-            penalty = 1 if s.interrupts.get(e.player) else 0
-            s.interrupts[e.player] = False
-            s.turn_player = e.player
-            s.rolled = {d: max(1, getattr(e, d) - penalty) for d in DICE}
-            s.dice = dict(s.rolled)
-            s.action_points = s.dice["black"]
-            s.attacks = 0
-            s.spent_any = s.converted = s.interrupted_this_turn = s.hired_this_turn = False
-            s.log.append(f"round {s.rounds_done + 1}: {e.player} rolled black {e.black}, red {e.red}, white {e.white}"
-                         + (f" (-1 each for the interrupt: {s.dice})" if penalty else ""))
-        elif isinstance(e, Convert):
-            a, b = e.swap
-            s.dice[a], s.dice[b] = s.dice[b], s.dice[a]
-            s.dice[e.lose_on] = max(1, s.dice[e.lose_on] - 1)
-            s.action_points = s.dice["black"]
-            s.converted = True
-            s.log.append(f"{s.turn_player} converted: swapped {a} and {b}, -1 on {e.lose_on}: {s.dice}")
-        elif isinstance(e, Spend):
-            s.dice[e.die] -= e.amount
-            s.attacks += e.amount if e.die == "red" else 0
-            s.spent_any = True
-            s.log.append(f"{s.turn_player} spent {e.amount} {e.die}" + (f" ({e.what})" if e.what else ""))
-        elif isinstance(e, Interrupt):
-            s.interrupts[e.player] = True
-            s.interrupted_this_turn = True
-            s.log.append(f"{e.player} interrupts with unit {e.unit} (2 AP, 1 attack; all dice -1 next turn)")
-        elif isinstance(e, UnitDied):
-            unit = s.units[e.unit]
-            no_afterlife = ("crystal", unit.player) in s.destroyed
-            if unit.status == "alive" and not no_afterlife:
-                unit.status = "skeleton"
-                s.log.append(f"unit {e.unit} died and rose as a skeleton" + (f" ({e.cause})" if e.cause else ""))
-            else:
-                unit.status = "gone"
-                s.log.append(f"unit {e.unit} left the game" + (f" ({e.cause})" if e.cause else ""))
-            self._check_army(s)
-        elif isinstance(e, BecameSkeleton):
-            s.units[e.unit].status = "skeleton"
-            s.log.append(f"unit {e.unit} became a skeleton" + (f" ({e.cause})" if e.cause else ""))
-            self._check_plague(s)
-        elif isinstance(e, Hire):
-            s.coins[e.player] -= HIRE_COINS
-            s.hired_this_turn = True
-            s.units[e.unit] = UnitStatus(e.unit, e.player, e.unit_class, "skeleton", hired=True)
-            s.log.append(f"{e.player} hired a skeleton {e.unit_class} (marker {e.unit}) for {HIRE_COINS} coins")
-        elif isinstance(e, Destroyed):
-            s.destroyed.append((e.object_kind, e.owner))
-            s.log.append(f"{e.owner}'s {e.object_kind} was destroyed")
-            if self.mode == "destruction" and e.object_kind == "castle" and not s.winner:
-                s.winner = self._other(e.owner)
-                s.win_reason = f"destroyed {e.owner}'s castle"
-        elif isinstance(e, EndTurn):
-            s.log.append(f"{s.turn_player} ended the turn")
-            s.turns_this_round.append(s.turn_player)
-            s.turn_player = None
-            s.dice = {}
-            if self.mode == "overlord" and not s.winner:
-                holders = {e.control.get(k) for k in ("obelisk", "garden", "mine")}
-                if len(holders) == 1 and None not in holders:
-                    s.winner = holders.pop()
-                    s.win_reason = "holds the dark obelisk, the garden of life and the mine at once"
-            if len(s.turns_this_round) == len(self.players):
-                self._end_round(s, e.control)
-
-    def _end_round(self, s: _Replay, control: dict[str, str | None]) -> None:
-        s.rounds_done += 1
-        s.turns_this_round = []
-        miner = control.get("mine")
-        if miner in s.coins and self.mode != "siege":
-            s.coins[miner] += 1
-        # One line per event: the round ends with its last turn, and one Undo takes both back.
-        s.log[-1] += f"; round {s.rounds_done} ended" + (f", a coin by the castle ({s.rounds_done} of {SIEGE_ROUNDS})"
-                                                         if self.mode == "siege" else "")
-        if self.mode == "siege" and not s.winner:
-            attacker = self._other(self.castle_holder)
-            holder = control.get("castle")
-            if holder == attacker:
-                s.winner, s.win_reason = attacker, f"took the castle by the end of round {s.rounds_done}"
-            elif s.rounds_done >= SIEGE_ROUNDS:
-                s.winner, s.win_reason = self.castle_holder, f"held the castle through round {SIEGE_ROUNDS}"
-
-    def _check_army(self, s: _Replay) -> None:
-        for player in self.players:
-            army = [u for u in s.units.values() if u.player == player]
-            if army and all(u.status == "gone" for u in army) and not s.winner:
-                s.winner, s.win_reason = self._other(player), f"destroyed {player}'s whole army"
-
-    def _check_plague(self, s: _Replay) -> None:
-        if self.mode != "plague" or s.winner:
-            return
-        for player in self.players:
-            army = [u for u in s.units.values() if u.player == player and u.status != "gone"]
-            if army and all(u.status == "skeleton" for u in army):
-                s.winner, s.win_reason = self._other(player), f"all of {player}'s warriors became skeletons"
-
-    def _other(self, player: str | None) -> str:
-        return next(p for p in self.players if p != player)
+    def _replayed(self) -> Replayed:
+        return replay(self.setup, self.mode, self.players, self.castle_holder, self.events)
 
     def table_view(self, table: Table) -> Table:
         """The camera's table as this game sees it: units out of the game are left out, and a unit
