@@ -22,7 +22,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -176,34 +177,33 @@ class BlockFinder:
             return []
         if mostly_skin(fine, blob, white):
             return []  # a hand or an arm over the table (before the costly fits, which it would defeat)
-        origin = (x0, y0)
-        one = self._fit_one(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
+        c = _Candidate(image, view, sample, fine, diff, blob, table_fine, (x0, y0), level, white, white_table)
+        one = self._fit_one(c)
         if one is not None and one.height_mm < TALL_FROM_MM:
             return [one]
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
-            tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table, one)
+            tower = self._fit_tower(c, one)
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
-        parts = self._fit_parts(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table)
+        parts = self._fit_parts(c)
         if parts:
             return parts
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
-        arms = self._fit_arms(image, view, sample, fine, opened & blob, table_fine, origin, level, white, white_table)
+        arms = self._fit_arms(replace(c, blob=opened & blob))
         if arms:
             return arms
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
-        tower = self._fit_tower(image, view, fine, diff, blob, table_fine, origin, level, white, white_table)
+        tower = self._fit_tower(c)
         return [] if tower is None else [tower]
 
-    def _fit_parts(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
-                   blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
-                   white: np.ndarray, white_table: float) -> list[FoundBlock]:
+    def _fit_parts(self, c: "_Candidate") -> list[FoundBlock]:
         """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
         together on the colour map (`touching.fit_touching`: each hides part of its neighbours).
         Empty unless two parts or more are bricks that explain their own colours."""
-        split = colour_parts(fine, blob, (diff > level).astype(np.uint8))
+        fine, origin = c.fine, c.origin
+        split = colour_parts(fine, c.blob, (c.diff > c.level).astype(np.uint8))
         if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
             return []
         masks, labels = split.cores, split.labels
@@ -214,12 +214,12 @@ class BlockFinder:
         if not all(_brick_sized(r) for r in starts):
             return []
         points, scored = _map_points(labels, origin)
-        placed = fit_touching(points, scored, starts, view.foot_mm, view.camera_height_mm)
+        placed = fit_touching(points, scored, starts, c.view.foot_mm, c.view.camera_height_mm)
         blocks = []
         for p, mask in zip(placed, masks):
             if p.explained < MIN_SILHOUETTE_FIT:
                 continue
-            fit = _placed_fit(view, p)
+            fit = _placed_fit(c.view, p)
             top = fit.top
             # Its colour where its own top shows (a taller neighbour may cover the rest of it).
             inner = TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
@@ -229,27 +229,26 @@ class BlockFinder:
             own &= mask
             if np.count_nonzero(own) < 12:
                 continue
-            seen = self._named(fine[own > 0].astype(np.float64), fit, table_fine, origin, level, white, white_table)
+            seen = self._named(c, fine[own > 0].astype(np.float64), fit)
             if seen is None:
                 continue
             blocks.append(_placed_block(p, fit, seen))
         return blocks if len(blocks) >= 2 else []
 
-    def _fit_tower(self, image: np.ndarray, view: TableView, fine: np.ndarray, diff: np.ndarray, blob: np.ndarray,
-                   table_fine: np.ndarray, origin: tuple[float, float], level: float, white: np.ndarray,
-                   white_table: float, against: FoundBlock | None = None) -> FoundBlock | None:
+    def _fit_tower(self, c: "_Candidate", against: FoundBlock | None = None) -> FoundBlock | None:
         """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
         part): a tower's walls show a band per brick, in as many colours, which no profile of one
         wall colour explains; its top is its own colour, at the outline's far end. With `against`,
         only when it explains the outline's map better than that block does."""
-        top = _top_face(fine, blob)
+        view = c.view
+        top = _top_face(c.fine, c.blob)
         if top is None:
             return None
-        start = _rect_mm(top, origin)
+        start = _rect_mm(top, c.origin)
         if not _brick_sized(start):
             return None
-        seen = (diff > level).astype(np.uint8) & cv2.dilate(blob, np.ones((7, 7), np.uint8))
-        points, labels = _map_points(np.where(seen > 0, 0, TABLE).astype(np.int32), origin)
+        seen = (c.diff > c.level).astype(np.uint8) & cv2.dilate(c.blob, np.ones((7, 7), np.uint8))
+        points, labels = _map_points(np.where(seen > 0, 0, TABLE).astype(np.int32), c.origin)
         placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
         if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
                 or placed.height_mm < TALL_FROM_MM):
@@ -258,14 +257,13 @@ class BlockFinder:
                 points, labels, [(against.fit.footprint, against.height_mm)], view.foot_mm, view.camera_height_mm):
             return None
         fit = _placed_fit(view, placed)
-        named = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
+        named = self._top_seen(c, fit)
         if named is None:
             return None
         return _placed_block(placed, fit, named)
 
-    def _fit_one(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
-                 blob: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float], level: float,
-                 white: np.ndarray, white_table: float) -> FoundBlock | None:
+    def _fit_one(self, c: "_Candidate") -> FoundBlock | None:
+        fine, diff, blob, level, origin = c.fine, c.diff, c.blob, c.level, c.origin
         x0, y0 = origin
         # Start from the top face where it stands out, else from the whole silhouette (a black
         # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
@@ -286,7 +284,7 @@ class BlockFinder:
         # range astray, and most blocks are low (the tall range for all would double the time).
         best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
         for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM):
-            fit = _fit_box(view, sample, start, top is not None, heights=heights)
+            fit = _fit_box(c.view, c.sample, start, top is not None, heights=heights)
             if fit is None:
                 continue
             footprint, studs = _snapped(fit.footprint)
@@ -300,25 +298,23 @@ class BlockFinder:
         if best is None or best[0] < MIN_SILHOUETTE_FIT:
             return None
         iou, fit, footprint, studs = best
-        seen = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
+        seen = self._top_seen(c, fit)
         if seen is None:
             return None
         top_bgr, colour, colour_conf = seen
         return FoundBlock(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
                      top_bgr)
 
-    def _top_seen(self, image: np.ndarray, view: TableView, fit: BoxFit, table_fine: np.ndarray,
-                  origin: tuple[float, float], level: float, white: np.ndarray, white_table: float
-                  ) -> tuple[np.ndarray, str, float] | None:
+    def _top_seen(self, c: "_Candidate", fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
         """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
         not one colour."""
-        return self._named(_top_samples(image, view, fit.top), fit, table_fine, origin, level, white, white_table)
+        return self._named(c, _top_samples(c.image, c.view, fit.top), fit)
 
-    def _named(self, samples: np.ndarray, fit: BoxFit, table_fine: np.ndarray, origin: tuple[float, float],
-               level: float, white: np.ndarray, white_table: float) -> tuple[np.ndarray, str, float] | None:
+    def _named(self, c: "_Candidate", samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
         """`_top_seen` from colours (N, 3) BGR sampled on the top face."""
+        level, white, white_table = c.level, c.white, c.white_table
         top_bgr = np.median(samples, axis=0)
-        table_here = _table_at(table_fine, fit.top, origin)
+        table_here = _table_at(c.table_fine, fit.top, c.origin)
         light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
         relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
         # Skin is judged under the paper's white balance (a white brick under a warm lamp is
@@ -344,22 +340,21 @@ class BlockFinder:
         colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, self.palette)
         return top_bgr, colour, colour_conf
 
-    def _fit_arms(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, blob: np.ndarray,
-                  table_fine: np.ndarray, origin: tuple[float, float], level: float, white: np.ndarray,
-                  white_table: float) -> list[FoundBlock]:
+    def _fit_arms(self, c: "_Candidate") -> list[FoundBlock]:
         """A wall that turns, fitted arm by arm: the arms are the straight runs of its top face (or
         of its outline where no top stands out), each fitted as a box whose profiles leave out
         where the other arms join it; arms of one colour make one block, its footprint their union."""
-        top = _top_face(fine, blob)
+        blob, origin = c.blob, c.origin
+        top = _top_face(c.fine, blob)
         arms = _arms(top if top is not None else blob, origin)
         if not 2 <= len(arms) <= MAX_ARMS:
             return []
         parts: list[_Arm] = []
         for i, arm in enumerate(arms):
-            fit = _fit_box(view, sample, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
+            fit = _fit_box(c.view, c.sample, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
             if fit is None:
                 return []
-            seen = self._top_seen(image, view, fit, table_fine, origin, level, white, white_table)
+            seen = self._top_seen(c, fit)
             if seen is None:
                 return []
             parts.append(_Arm(fit, _snapped(fit.footprint)[0], *seen))
@@ -375,6 +370,25 @@ class BlockFinder:
                                 min(p.fit.height_confidence for p in same), min(p.colour_confidence for p in same),
                                 None, longest.fit, longest.top_bgr))
         return blocks
+
+
+@dataclass(frozen=True, eq=False)
+class _Candidate:
+    """One candidate as the fits see it: the frame and its view, the candidate's cut-out at FINE_MM
+    (`fine`, its colour distance from the table `diff`, its outline `blob`, the table under it), and
+    the levels of the frame (the distance that counts, the anchors' paper white)."""
+
+    image: np.ndarray
+    view: TableView
+    sample: Any  # the camera image sampled at table points (`_sampler`)
+    fine: np.ndarray
+    diff: np.ndarray
+    blob: np.ndarray
+    table_fine: np.ndarray
+    origin: tuple[float, float]  # table mm of the cut-out's corner
+    level: float
+    white: np.ndarray
+    white_table: float
 
 
 @dataclass(frozen=True)
