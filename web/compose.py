@@ -10,13 +10,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from functools import cached_property
-
 from typing import Any, Callable
 
+from companion.live.snapshots import Snapshot
 from companion.rules.table import Table
 from companion.setup_file import PlayerSpec, Setup
 from companion.web.rulesets import WebRules, web_rules
-from companion.live.snapshots import Snapshot
 
 PALETTE = {"red": "#d7263d", "blue": "#1b6fd8", "green": "#2e9e4f", "yellow": "#e0b000", "white": "#e8e8e8",
            "black": "#333333", "orange": "#f07f16", "purple": "#8e44ad"}

@@ -12,12 +12,11 @@ from typing import Any
 
 from flask import current_app
 
+from companion.live.snapshots import SnapshotHub
+from companion.live.store import GameStore
 from companion.setup_file import Setup
 from companion.web.compose import RulesView, ViewCache
 from companion.web.rulesets import WebRules, web_rules
-from companion.live.snapshots import SnapshotHub
-from companion.live.store import GameStore
-
 
 ASKING_FOR_S = 60.0  # a question stays drawn on the host screen this long after a phone asked it
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from companion.bench.blockscore import polygon_iou, plain_blocks
+from companion.bench.blockscore import plain_blocks, polygon_iou
 from companion.bench.vision import plain_opencv
 from companion.rules.knight.attack import AttackVerdict, attack, line_cover
 from companion.rules.table import Table

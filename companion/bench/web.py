@@ -20,10 +20,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.run.server import CompanionServer, ServeOptions
 from companion.synth.render import Renderer
 from companion.synth.siege import DEFAULT_FRAMES, base_scene, siege_scene, siege_setup
 from companion.vision.sources import LoopingSource, open_source
-from companion.run.server import CompanionServer, ServeOptions
 
 POLL_HZ = 4.0
 

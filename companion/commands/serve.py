@@ -41,9 +41,9 @@ def _needs_its_players(setup) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from companion.run.server import serve
     from companion.setup_file import load_setup
     from companion.vision.sources import ImageFolderSource, LoopingSource, open_source
-    from companion.run.server import serve
 
     setup = load_setup(args.setup, need_anchors=True)
     _needs_its_players(setup)

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 
 from companion.errors import CompanionError
+from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
 from companion.setup_file import Setup
 from companion.state import TableState
 from companion.vision.camera import TablePose
@@ -24,7 +25,6 @@ from companion.vision.draw import TableAnnotator
 from companion.vision.locator import camera_for
 from companion.vision.sources import Frame, FrameSource
 from companion.vision.tracker import LiveTracker
-from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-
-from companion.errors import InputError
 from typing import Any
 
+from companion.errors import InputError
 from companion.rules.knight.game import Event, Game, IllegalEvent, event_from_json
 from companion.setup_file import Setup
 

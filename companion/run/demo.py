@@ -12,14 +12,13 @@ import math
 import threading
 from dataclasses import dataclass, field
 
+from companion.live.snapshots import Snapshot
 from companion.rules.knight.game import IllegalEvent, StartTurn, UnitDied
+from companion.run.server import CompanionServer, ServeOptions, serve
 from companion.synth import battlefield
 from companion.synth.siege import base_scene, casualties, siege_scene, siege_setup
 from companion.synth.source import SyntheticSource
 from companion.vision.sources import Frame
-from companion.run.server import CompanionServer, ServeOptions, serve
-from companion.live.snapshots import Snapshot
-
 
 PROGRESS_EVERY = 12  # frames between the siege's progress lines
 

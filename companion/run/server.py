@@ -23,15 +23,15 @@ from typing import Any, Callable
 from waitress.server import create_server
 
 from companion.files import write_text_atomic
+from companion.live.camera_loop import CameraLoop
+from companion.live.snapshots import SnapshotHub, empty_snapshot
+from companion.live.store import GameStore, data_dir
 from companion.setup_file import Setup
 from companion.vision.sources import FrameSource
 from companion.web import create_app
-from companion.live.camera_loop import CameraLoop
 from companion.web.context import Companion
 from companion.web.qr import qr_text
 from companion.web.rulesets import web_rules
-from companion.live.snapshots import SnapshotHub, empty_snapshot
-from companion.live.store import GameStore, data_dir
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ import cv2
 import numpy as np
 
 from companion.synth.scene import LEGO_RGB, Scene, SynthBoard, SynthBrick, SynthHand, SynthMini
-from companion.vision.pixelboxes import merge_boxes, overlap
 from companion.vision.markers import marker_bits
+from companion.vision.pixelboxes import merge_boxes, overlap
 
 INF = np.inf
 FLOOR_RGB = np.array([0.18, 0.17, 0.16])

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from companion.setup_file import AnchorSpec, CameraSpec, MiniSpec, PlayerSpec, Setup, TableSpec
-from companion.vision.camera import CameraModel, TablePose
 from companion.vision.brickfit import BRICK_MM, GAP_MM, PLATE_MM, STUD_MM  # bricks as the detector knows them
+from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE
 
 LEGO_RGB = LEGO_PALETTE  # the bricks are painted in the palette the detector names them by

@@ -30,13 +30,13 @@ import numpy as np
 
 from companion.setup_file import Setup, TableSpec
 from companion.state import BlockState, MiniState
-from companion.vision.brickfit import GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect, fit_box, snap_side
+from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect, fit_box,
+                                       snap_side)
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, name_colour
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
-from companion.vision.touching import TABLE, UNKNOWN, Placed, fit_touching
-from companion.vision.touching import agreement as box_agreement
+from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, fit_touching
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out

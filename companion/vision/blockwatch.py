@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from companion.state import BlockState, MiniState
-from companion.vision.blocks import FoundBlock, BlockFinder, block_state, same_colour_again, top_colour_matches
+from companion.vision.blocks import BlockFinder, FoundBlock, block_state, same_colour_again, top_colour_matches
 from companion.vision.camera import CameraModel, TablePose
 
 SAME_PLACE_MM = 6.0  # footprint centres closer than this are the same block

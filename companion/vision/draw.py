@@ -14,6 +14,7 @@ from companion.state import TableState
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE
 
+
 @dataclass(frozen=True)
 class Shape:
     """Something to draw over the camera image, in table mm: what a phone is asking about."""

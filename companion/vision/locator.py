@@ -12,7 +12,7 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
-from companion.vision.blocks import FoundBlock, BlockFinder, to_block_states
+from companion.vision.blocks import BlockFinder, FoundBlock, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker

@@ -11,9 +11,9 @@ import pytest
 
 from companion.calibration.camera import BoardSpec, ViewSet, calibrate
 from companion.calibration.setup_edit import set_table
-from companion.synth.boards import TRUE_DISTORTION, TRUE_MATRIX, board_views
 from companion.errors import SetupError
 from companion.setup_file import load_setup
+from companion.synth.boards import TRUE_DISTORTION, TRUE_MATRIX, board_views
 
 pytestmark = pytest.mark.slow  # renders 20 board views (~40 s)
 

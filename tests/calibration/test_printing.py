@@ -12,7 +12,7 @@ import pytest
 from companion.calibration.printing import board_page, markers_pages
 from companion.calibration.vector import to_pdf, to_svg
 from companion.errors import InputError
-from companion.setup_file import AnchorSpec, MiniSpec, ObjectSpec, Setup, default_anchors, TableSpec
+from companion.setup_file import AnchorSpec, MiniSpec, ObjectSpec, Setup, TableSpec, default_anchors
 from companion.vision.camera import CameraModel
 from companion.vision.markers import detect
 

@@ -6,10 +6,10 @@ import cv2
 import numpy as np
 
 from companion.errors import CameraError
-from companion.vision.sources import Frame, FrameSource, LoopingSource, open_source
-from tests.conftest import wait_for
 from companion.live.camera_loop import CameraLoop
 from companion.live.snapshots import SnapshotHub, empty_snapshot
+from companion.vision.sources import Frame, FrameSource, LoopingSource, open_source
+from tests.conftest import wait_for
 
 
 class _Scripted(FrameSource):

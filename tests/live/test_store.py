@@ -10,10 +10,10 @@ import textwrap
 
 import pytest
 
+from companion.live.store import GameStore
 from companion.rules.knight.game import EndTurn, IllegalEvent, StartTurn, UnitDied
 from companion.synth.siege import base_scene, siege_setup
 from tests.conftest import stop
-from companion.live.store import GameStore
 
 
 @pytest.fixture(scope="module")

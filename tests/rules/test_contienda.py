@@ -8,8 +8,8 @@ from itertools import product
 import pytest
 from hypothesis import given, strategies as st
 
-from companion.rules.contienda import (HexGrid, charge_lanes, cube_round, damage, deployment_problems,
-                                       distance, flanked, line, neighbours, odds, reach, ring)
+from companion.rules.contienda import (HexGrid, charge_lanes, cube_round, damage, deployment_problems, distance,
+                                       flanked, line, neighbours, odds, reach, ring)
 from tests.rules.knight_table import block, table, unit
 
 GRID = HexGrid(25.4, (0.0, 0.0), 30, 30)

@@ -2,7 +2,8 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from companion.rules.knight.measure import edge_distance_mm, hands_needed, in_hands_and_fingers, measure, within_for_acting_side
+from companion.rules.knight.measure import (edge_distance_mm, hands_needed, in_hands_and_fingers, measure,
+                                            within_for_acting_side)
 from companion.rules.knight.squads import squads
 from tests.rules.knight_table import BLUE, RED, table, unit
 

@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from companion.bench.blockscore import BlockScore, Reported, plain_blocks, polygon_iou
-from companion.setup_file import setup_to_toml
-from companion.synth.render import Renderer
 from companion.rules.geometry import point_in_polygon
+from companion.setup_file import setup_to_toml
+from companion.state import BLOCKS_NOT_SEEN, TableState
+from companion.synth.render import Renderer
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
-from companion.vision.blocks import BlockFinder, _arms, union_outline, to_block_states
+from companion.vision.blocks import BlockFinder, _arms, to_block_states, union_outline
+from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.brickfit import TableRect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
-from companion.state import BLOCKS_NOT_SEEN, TableState
 from companion.vision.locator import Locator
 from companion.vision.tableview import TableView
-from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.tracker import LiveTracker
 from tests.conftest import rendered
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, TableRect, fit_box, normal_cdf, snap_side, step_fit,
-                                     top_face, wall_penalty, wall_width_mm)
+                                       top_face, wall_penalty, wall_width_mm)
 
 FOOT = np.array([0.0, 0.0])
 CZ = 1100.0

@@ -9,13 +9,13 @@ from pathlib import Path
 import cv2
 import pytest
 
+from companion.live.camera_loop import CameraLoop
+from companion.live.snapshots import SnapshotHub, empty_snapshot
+from companion.live.store import GameStore
 from companion.synth.render import Renderer
 from companion.vision.sources import LoopingSource, open_source
 from companion.web import create_app
-from companion.live.camera_loop import CameraLoop
 from companion.web.context import Companion
-from companion.live.snapshots import SnapshotHub, empty_snapshot
-from companion.live.store import GameStore
 from tests.conftest import wait_for
 
 _BATTLEFIELDS: dict = {}

@@ -224,10 +224,10 @@ def test_infinity_template_names_who_is_under_it(siege):
 def test_blocks_reach_the_map_and_the_verdicts(siege, tmp_path):
     # Block detection is its own issue; here a state with a wall (as `locate` writes it) is published
     # on the hub directly, to check that the API carries blocks to the page and into the verdicts.
+    from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
     from companion.state import TableState
     from companion.web import create_app
     from companion.web.context import Companion
-    from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub, empty_snapshot
 
     _, setup, _, scene = siege
     minis = [{"id": m.id, "x_mm": m.x_mm, "y_mm": m.y_mm, "z_mm": m.z_mm, "heading_deg": m.heading_deg}
@@ -329,10 +329,10 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     """A unit the camera has not seen for more than 5 s (held at its old place) is asked about."""
     from dataclasses import replace as replace_
 
-    from companion.web import create_app
-    from companion.web.context import Companion
     from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub
     from companion.live.store import GameStore
+    from companion.web import create_app
+    from companion.web.context import Companion
 
     _, setup, folder, _ = siege
     r = Running(setup, folder, None)  # one real registered state from the rendered frame

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from companion.run.server import CompanionServer, ServeOptions
 from companion.vision.sources import LoopingSource, open_source
 from tests.conftest import wait_for
 from tests.web.conftest import battlefield_frames, variant
-from companion.run.server import CompanionServer, ServeOptions
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ def battlefield():
 
 @pytest.fixture
 def running(battlefield, tmp_path):
-    from companion.rules.forgod.game import ForgodGame
     from companion.live.store import GameStore
+    from companion.rules.forgod.game import ForgodGame
 
     setup, folder = battlefield
     r = Running(setup, folder, None)

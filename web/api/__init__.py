@@ -5,7 +5,6 @@ degrees counter-clockwise from +x, epoch seconds."""
 from __future__ import annotations
 
 import math
-
 from typing import Any, Callable
 
 from flask import Flask, Response, jsonify, request

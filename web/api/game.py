@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
+from companion.live.store import event_or_error
 from companion.rules.knight import game as g
 from companion.web.api import ApiError, bad, body, event_body, game_store as _store
 from companion.web.context import Companion, companion
-from companion.live.store import event_or_error
 
 bp = Blueprint("game", __name__)  # GET /api/game is web/api/state.py's, for every rule system
 

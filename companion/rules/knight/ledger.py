@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from companion.rules.knight.measure import in_hands_and_fingers
 from companion.rules.knight.moves import cheapest_ap, path_cost
-from companion.rules.knight.squads import group_of
 from companion.rules.knight.referee import Fortification, fortifications
+from companion.rules.knight.squads import group_of
 from companion.rules.table import Table, Unit
 from companion.setup_file import PlayerSpec
 

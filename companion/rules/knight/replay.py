@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from companion.rules.events import Event
-from companion.rules.knight.events import (DICE, BecameSkeleton, Convert, Destroyed, EndTurn, Hire, Interrupt,
-                                           Spend, StartTurn, UnitDied)
+from companion.rules.knight.events import (DICE, BecameSkeleton, Convert, Destroyed, EndTurn, Hire, Interrupt, Spend,
+                                           StartTurn, UnitDied)
 from companion.setup_file import Setup
 
 SIEGE_ROUNDS = 10
