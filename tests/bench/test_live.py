@@ -1,8 +1,11 @@
-"""The live bench's camera at another stream size: the same lens, every pixel scaled."""
+"""The live benches' runs hold the tracker's targets (a push, an exposure step, a lift), on their
+own scenes; and their camera at another stream size is the same lens, every pixel scaled."""
 
 import numpy as np
+import pytest
 
-from companion.bench.live import at_height, bench_table
+from companion.bench.live import exposure_run, lift_run, push_run
+from companion.synth.sequences import at_height, bench_table
 
 
 def test_a_720p_stream_sees_the_table_where_the_1080p_one_does_scaled_by_two_thirds():
@@ -15,3 +18,28 @@ def test_a_720p_stream_sees_the_table_where_the_1080p_one_does_scaled_by_two_thi
     np.testing.assert_allclose(small_px, (big_px + 0.5) * (720 / 1080) - 0.5, atol=1e-6)
     assert small.setup().camera.matrix[0][0] == small.camera.matrix[0, 0]  # the setup is calibrated for it
     assert at_height(full, 1080) is full
+
+
+@pytest.mark.slow
+def test_a_pushed_mini_is_followed_not_held_for_the_push():
+    """Pushed 8 frames at 40 and 60 mm a frame: before, it was held at its start for 7 of the 8."""
+    rows = {r["speed_mm_per_frame"]: r for r in push_run(0, speeds=(40.0, 60.0))["rows"]}
+    assert rows[40.0]["lagging_frames"] <= 1 and rows[60.0]["lagging_frames"] <= 2
+    assert all(r["frames_to_right_after_stop"] == 0 for r in rows.values())
+
+
+@pytest.mark.slow
+def test_an_exposure_step_is_not_taken_for_every_mini_lifted():
+    """The whole frame x0.7 or x1.3: every mini seen again where it stands within 4 frames (before: 9
+    of 12 were still held 12 frames later)."""
+    for row in exposure_run(0)["rows"]:
+        assert row["frames_to_all_seen"] is not None and row["frames_to_all_seen"] <= 4, row
+
+
+@pytest.mark.slow
+def test_a_mini_lifted_and_put_down_further_on_is_seen_at_its_new_place_at_once():
+    """Lifted 0.6 s and put down 400 mm away: seen there within 0.2 s, held at its old place (not
+    dropped) while it was in the air."""
+    (row,) = lift_run(0, fps=10.0, distances=(400.0,))["rows"]
+    assert row["right_after_s"] is not None and row["right_after_s"] <= 0.2, row
+    assert row["held_in_air"] == row["air_frames"] and row["unlisted_in_air"] == 0

@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from companion.bench.live import scripted_scene
+from companion.synth.sequences import scripted_scene
 from companion.synth.render import Renderer, marker_visible_fraction
 from companion.synth.scene import look_at_pose, random_scene
 from companion.vision.tracker import LiveTracker
@@ -156,34 +156,3 @@ def test_grey_frames_given_to_the_tracker_are_never_written_to():
     tracker.update(first, 0, 0.0)
     tracker.update(second, 1, 1.0)
     assert np.array_equal(first, first_as_given)
-
-
-@pytest.mark.slow
-def test_a_pushed_mini_is_followed_not_held_for_the_push():
-    """Pushed 8 frames at 40 and 60 mm a frame: before, it was held at its start for 7 of the 8."""
-    from companion.bench.live import push_run
-
-    rows = {r["speed_mm_per_frame"]: r for r in push_run(0, speeds=(40.0, 60.0))["rows"]}
-    assert rows[40.0]["lagging_frames"] <= 1 and rows[60.0]["lagging_frames"] <= 2
-    assert all(r["frames_to_right_after_stop"] == 0 for r in rows.values())
-
-
-@pytest.mark.slow
-def test_an_exposure_step_is_not_taken_for_every_mini_lifted():
-    """The whole frame x0.7 or x1.3: every mini seen again where it stands within 4 frames (before: 9
-    of 12 were still held 12 frames later)."""
-    from companion.bench.live import exposure_run
-
-    for row in exposure_run(0)["rows"]:
-        assert row["frames_to_all_seen"] is not None and row["frames_to_all_seen"] <= 4, row
-
-
-@pytest.mark.slow
-def test_a_mini_lifted_and_put_down_further_on_is_seen_at_its_new_place_at_once():
-    """Lifted 0.6 s and put down 400 mm away: seen there within 0.2 s, held at its old place (not
-    dropped) while it was in the air."""
-    from companion.bench.live import lift_run
-
-    (row,) = lift_run(0, fps=10.0, distances=(400.0,))["rows"]
-    assert row["right_after_s"] is not None and row["right_after_s"] <= 0.2, row
-    assert row["held_in_air"] == row["air_frames"] and row["unlisted_in_air"] == 0
