@@ -137,10 +137,15 @@ def test_demo_serves_the_siege_to_a_phone_and_stops_cleanly(tmp_path):
         state = json.loads(opener.open(base + "/api/state").read())
         assert state["registered"] and len(state["units"]) == 8
         game = state["game"]
-        assert game["mode"] == "siege" and game["round"] == 1 and game["siege_rounds"] == 10
+        assert game["mode"] == "siege" and game["siege_rounds"] == 10
+        assert game["rounds_done"] == 2 and game["turn"] is None  # two rounds, turn by turn, as tapped
         assert game["units"]["5"] == "skeleton" and game["units"]["20"] == "skeleton"  # the script's casualties
-        assert game["turn"] == "red" and game["ledger"]["ap_die"] == 5  # red's turn, refereed by the camera
-        assert "position error over all frames" in text
+        ends = [e for e in json.loads(opener.open(base + "/api/log").read())["events"] if e["kind"] == "end_turn"]
+        assert len(ends) == 4 and all(e["ledger"]["ap_spent"] <= e["ledger"]["ap_die"] for e in ends)
+        assert not any("the turn spends" in w for e in ends for w in e["ledger"]["warnings"])  # within the dice
+        (march,) = ends[0]["ledger"]["moves"]  # red's squad marched as one: refereed by the camera
+        assert march["units"] == [4, 5, 6, 7, 8] and march["ap"] == 2
+        assert "position error over all frames" in text and "the players tap: red ends the turn" in text
     finally:
         out, err = stop(proc)  # as a service manager stops it; a background job's child ignores SIGINT
         taken.close()

@@ -3,7 +3,8 @@
 The synthetic camera plays a scripted game: the Knight castle siege (`companion.synth.siege`) or a
 F0R60D engagement on a printed battlefield (`companion.synth.battlefield`); everything after the
 camera is the real pipeline, the real server and the real saved game. The script's only other
-action is what the players would do: tapping "died" when a unit falls, entering the F0R60D turns.
+action is what the players would do: the siege's taps on the phone page (dice, ends of turns,
+attacks, deaths), the F0R60D turns entered.
 """
 
 from __future__ import annotations
@@ -11,85 +12,125 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from companion.live.snapshots import Snapshot
-from companion.rules.knight.game import IllegalEvent, StartTurn, UnitDied
+from companion.rules.knight.game import IllegalEvent
 from companion.run.server import CompanionServer, ServeOptions, serve
 from companion.synth import battlefield
-from companion.synth.siege import base_scene, casualties, siege_scene, siege_setup
+from companion.synth.siege import Tap, base_scene, siege_scene, siege_setup, taps as siege_taps
 from companion.synth.source import SyntheticSource
 from companion.vision.sources import Frame
 
 PROGRESS_EVERY = 12  # frames between the siege's progress lines
+WAIT_FRAMES = 40  # camera frames the players wait for the camera to see their turn before tapping anyway
 
 
 @dataclass
 class DemoScript:
-    """Watches the snapshots as the script plays: tells the game about casualties, prints progress
-    and scores positions against the synthetic truth."""
+    """Plays the siege's taps (`siege.taps`) as the players would, on the phone page's own API, and
+    prints progress with the positions scored against the synthetic truth. The scene's clock is
+    the script's: it holds while the players wait for the camera to see their turn (the ledger
+    shows the march, the new wall), as players look at the phone before they end a turn."""
 
     frames: int
     server: CompanionServer | None = None
     errors_mm: list[float] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
+    clock: int = 0  # the scene's frame
+    played: int = 0  # taps made
+    waited: int = 0  # camera frames the next tap has waited
+    _phone: Any = None
+    _printed: int = -1
 
     def prepare(self, server: CompanionServer) -> None:
         self.server = server
-        if server.store is not None and server.store.game is None:
-            server.store.new("siege", castle_holder="blue")
+        store = server.store
+        if store is not None and store.game is None:
+            store.new("siege", castle_holder="blue")
+        game = store.game if store is not None else None
+        taps = siege_taps(self.frames)
+        # A resumed game goes on where it stopped (its events are the taps made).
+        self.played = min(len(game.events), len(taps)) if game is not None else 0
+        if self.played:
+            self.clock = self.frames - 1 if self.played == len(taps) else taps[self.played - 1].frame
+        self._phone = server.app.test_client()
+        self._phone.get(f"/join?t={server.companion.token}")  # joined like a phone, through the token
+
+    def scene_frame(self, index: int) -> int:
+        return self.clock
 
     def on_frame(self, snapshot: Snapshot, frame: Frame) -> None:
-        if frame.index >= self.frames:
-            return  # the script holds its last frame from here on
         state = snapshot.state
         truth = {m.id: m for m in frame.truth.minis} if frame.truth is not None else {}
         seen = [m for m in state.minis if m.status == "seen" and m.last_seen_frame == frame.index]
         worst = [math.hypot(m.x_mm - truth[m.id].x_mm, m.y_mm - truth[m.id].y_mm) for m in seen if m.id in truth]
         if snapshot.registered_now:
             self.errors_mm += worst
-        # The players enter red's dice once the camera sees the table and its blocks (the turn's
-        # start is the table as seen then), or by a quarter of the script at the latest.
-        if frame.index >= 1 and snapshot.registered_now and (snapshot.state.blocks_seen
-                                                              or frame.index >= max(1, self.frames // 4)):
-            self._roll(snapshot)
-        for c in casualties(self.frames):
-            if c.frame == frame.index:
-                self._died(c.unit, c.cause)
-        if frame.index % PROGRESS_EVERY and frame.index != self.frames - 1:
-            return  # a few lines, not one a frame
-        print(f"frame {frame.index:>3}/{self.frames}: "
-              f"{'registered' if snapshot.registered_now else 'NOT registered: ' + snapshot.reason}; "
-              f"{len(seen)} units seen, {len(state.minis) - len(seen)} held"
-              f"{' (a hand over the table)' if frame.truth is not None and frame.truth.hands else ''}; "
-              f"worst position error {max(worst, default=0.0):.1f} mm; pipeline {snapshot.tracker_ms:.0f} ms", flush=True)
-        if frame.index == self.frames - 1:
+        waiting = self._play_due(snapshot)
+        if self._printed != self.clock and (self.clock % PROGRESS_EVERY == 0 or self.clock == self.frames - 1):
+            self._printed = self.clock
+            print(f"frame {self.clock:>3}/{self.frames}: "
+                  f"{'registered' if snapshot.registered_now else 'NOT registered: ' + snapshot.reason}; "
+                  f"{len(seen)} units seen, {len(state.minis) - len(seen)} held"
+                  f"{' (a hand over the table)' if frame.truth is not None and frame.truth.hands else ''}; "
+                  f"worst position error {max(worst, default=0.0):.1f} mm; pipeline {snapshot.tracker_ms:.0f} ms",
+                  flush=True)
+        if self.clock == self.frames - 1 and not waiting and not self.done.is_set() \
+                and self.played == len(siege_taps(self.frames)):
             e = sorted(self.errors_mm)
             if e:
                 print(f"script done: position error over all frames median {e[len(e) // 2]:.2f} mm, max {e[-1]:.2f} mm "
                       f"(against the synthetic truth); still serving, Ctrl-C to stop", flush=True)
             self.done.set()
+        if not waiting and self.clock < self.frames - 1:
+            self.clock += 1
 
-    def _roll(self, snapshot: Snapshot) -> None:
-        """The attackers enter their dice as the march begins: the camera referees their turn from here
-        (the phone's game panel shows its ledger as the units advance)."""
-        store = self.server.store if self.server else None
-        if store is None or store.game is None or store.game.events:
-            return  # a resumed game goes on as it was
-        store.push(StartTurn("red", 5, 2, 3), {"state": snapshot.state.to_json()})
-        print("  the players enter red's dice: black 5, red 2, white 3 (the camera referees the turn)", flush=True)
+    def _play_due(self, snapshot: Snapshot) -> bool:
+        """Makes the taps that are due, in order; whether one is waiting for the camera."""
+        taps = siege_taps(self.frames)
+        while self.played < len(taps) and taps[self.played].frame <= self.clock:
+            tap = taps[self.played]
+            if not snapshot.registered_now:
+                return True  # nobody taps while the camera does not see the table
+            missing = self._not_seen_yet(tap, snapshot)
+            if missing and self.waited < WAIT_FRAMES:
+                self.waited += 1
+                return True
+            if missing:
+                print(f"  (the camera has not seen {missing} after {self.waited} frames; the players go on)", flush=True)
+            self.waited = 0
+            self.played += 1
+            self._tap(tap)
+        return False
 
-    def _died(self, unit: int, cause: str) -> None:
-        store = self.server.store if self.server else None
-        if store is None or store.game is None:
+    def _not_seen_yet(self, tap: Tap, snapshot: Snapshot) -> str:
+        """What the tap waits for that the camera has not shown yet ("" when nothing)."""
+        if tap.path == "/api/game/roll" and not snapshot.state.blocks_seen:
+            return "the blocks"  # the turn's start is the table as seen: with its blocks
+        if not tap.waits_for:
+            return ""
+        ledger = self._phone.get("/api/game").get_json().get("ledger") or {}
+        if tap.waits_for == "moves":
+            return "" if ledger.get("moves") else "the march"
+        bricks = int(tap.waits_for.split()[1])
+        placed = sum(f["bricks"] for f in ledger.get("fortifications", []))
+        return "" if placed >= bricks else f"the new wall ({placed} of {bricks} bricks)"
+
+    def _tap(self, tap: Tap) -> None:
+        if tap.path == "/api/game/end-turn":
+            ledger = self._phone.get("/api/game").get_json().get("ledger") or {}
+            spent = "; ".join(f"{m['ap']} AP: {m['why']}" for m in ledger.get("moves", []))
+            bricks = sum(f["bricks"] for f in ledger.get("fortifications", []))
+            print(f"  the camera's ledger: {ledger.get('ap_spent', 0)} AP of black {ledger.get('ap_die', '?')}"
+                  + (f" ({spent})" if spent else "") + (f", {bricks} bricks of fortification" if bricks else "")
+                  + "".join(f"; warning: {w}" for w in ledger.get("warnings", [])), flush=True)
+        answer = self._phone.post(tap.path, json=tap.body,
+                                  headers={"X-Companion-Token": self.server.companion.csrf})
+        if answer.status_code != 200:
+            print(f"  ({tap.says}: {answer.get_json().get('error', answer.status_code)})", flush=True)
             return
-        status = store.game.units.get(unit)
-        if status is None or status.status != "alive":
-            return  # a resumed game already has it
-        try:
-            store.push(UnitDied(unit, f"demo script: {cause}"))
-            print(f"  the players record: unit {unit} {cause} (it rises as a skeleton)", flush=True)
-        except IllegalEvent as exc:  # e.g. the game is already over
-            print(f"  (unit {unit}: {exc})", flush=True)
+        print(f"  the players tap: {tap.says}", flush=True)
 
 
 @dataclass
@@ -151,7 +192,8 @@ def _run_siege(frames: int, options: ServeOptions) -> int:
 
     def open_camera() -> SyntheticSource:
         # Endless: past the script's end the scene holds still (rendered once, then reused).
-        return SyntheticSource(lambda i: siege_scene(base, i, frames), 1 << 40, "synthetic siege table (demo)")
+        return SyntheticSource(lambda i: siege_scene(base, script.scene_frame(i), frames), 1 << 40,
+                               "synthetic siege table (demo)")
 
     print(f"companion demo: a siege on a {setup.table.width_mm:.0f} x {setup.table.depth_mm:.0f} mm table, "
           f"{len(setup.minis)} units, {frames} scripted frames; the synthetic camera renders only what moves")

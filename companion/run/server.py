@@ -127,7 +127,8 @@ class CompanionServer:
         self.join_url = f"http://{shown_host}:{self.port}/join?t={token}"
         self.host_url = f"http://127.0.0.1:{self.port}/join?t={token}&next=/host"
         self.companion = Companion(setup, self.hub, token, self.store, frozenset(hosts), self.join_url)
-        self.server = create_server(create_app(self.companion), sockets=[sock], threads=THREADS, channel_timeout=30)
+        self.app = create_app(self.companion)
+        self.server = create_server(self.app, sockets=[sock], threads=THREADS, channel_timeout=30)
         self.loop = CameraLoop(open_source, setup, self.hub, description, options.min_interval_s, listeners,
                                overlay=self.companion.overlay_shapes)
         self.options = options

@@ -1,14 +1,16 @@
 """The scripted castle siege that `companion demo` plays through the synthetic camera.
 
 A block castle stands in the middle of the table with the blue defenders inside; the red attackers
-advance on it from the left edge, a wall goes up in front of the gate, a hand reaches over the table
-and two units fall (they stay on the table: in the Knight game the dead rise as skeletons). The
-scene is geometry with exact truth; everything the companion answers about it comes from the frames.
+march on it from the left edge as one squad. Two rounds are played turn by turn, each within its
+dice, as the players would tap them on the phone (`taps`): red marches two hands; blue's defender
+steps out of the gate and builds a wall in front of it; red closes in and shoots the defender over
+the wall; blue's shooter answers through the gate. A hand reaches over the table meanwhile, and
+the dead stay on the table (in the Knight game they rise as skeletons). The scene is geometry with
+exact truth; everything the companion answers about it comes from the frames.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -21,15 +23,6 @@ TABLE = TableSpec(1200.0, 800.0)
 CASTLE_CENTRE_MM = (720.0, 400.0)
 CASTLE_MARKER_ID = 40
 DEFAULT_FRAMES = 48
-
-
-@dataclass(frozen=True)
-class Casualty:
-    """A unit the script kills at a frame (the demo tells the game, as a player would tap 'died')."""
-
-    frame: int
-    unit: int
-    cause: str
 
 
 def _castle() -> tuple[SynthBrick, ...]:
@@ -50,15 +43,73 @@ def _castle() -> tuple[SynthBrick, ...]:
     return tuple(bricks)
 
 
+def _at(frames: int, share: float) -> int:
+    """The script's frame at `share` of its length (never the first: the table is seen first)."""
+    return max(1, min(frames - 1, int(frames * share)))
+
+
+def _ramp(frame: int, frames: int, start: float, end: float) -> float:
+    """0 before `start`, 1 after `end` (shares of the script), linear between."""
+    a, b = _at(frames, start), _at(frames, end)
+    return float(np.clip((frame - a) / max(b - a, 1), 0.0, 1.0))
+
+
+# The script's beats, as shares of its length: red's turn 1, blue's turn 1, red's 2, blue's 2.
+MARCH = (0.25, 0.40)  # red's squad marches 300 mm (2 AP)
+STEP_OUT = (0.46, 0.50)  # blue's defender 20 steps out of the gate, 80 mm (1 AP)
+BRICKS = (0.52, 0.54, 0.56)  # and builds the wall in front of it, a brick at a time (3 AP)
+CLOSE_IN = (0.64, 0.72)  # red's squad closes in on the wall, 90 mm (1 AP)
+HAND = (0.62, 0.74)  # a player's hand reaches over the table meanwhile
+MARCH_MM, CLOSE_IN_MM, STEP_OUT_MM = 300.0, 50.0, 80.0
+
+
 def _new_wall(frame: int, frames: int) -> tuple[SynthBrick, ...]:
-    """The defenders build a wall in front of the gate, one brick at a time."""
-    start = int(frames * 0.3)
+    """The defender builds a wall in front of the gate, one brick at a time."""
     cx, cy = CASTLE_CENTRE_MM
-    wall = [SynthBrick(cx - 150.0, cy - 32.0, 90.0, 4, 2, 0.0, BRICK_MM, "red"),
-            SynthBrick(cx - 150.0, cy + 32.0, 90.0, 4, 2, 0.0, BRICK_MM, "red"),
-            SynthBrick(cx - 150.0, cy, 90.0, 4, 2, BRICK_MM, BRICK_MM, "yellow")]
-    built = min(max(frame - start + 1, 0), len(wall))
-    return tuple(wall[:built])
+    # Three bricks 12 mm apart: three blocks of one brick, 1 AP each (a bridge or a row of touching
+    # bricks would be one block to the camera and to the rules).
+    wall = [SynthBrick(cx - 150.0, cy - 44.0, 90.0, 4, 2, 0.0, BRICK_MM, "red"),
+            SynthBrick(cx - 150.0, cy, 90.0, 4, 2, 0.0, BRICK_MM, "yellow"),
+            SynthBrick(cx - 150.0, cy + 44.0, 90.0, 4, 2, 0.0, BRICK_MM, "red")]
+    return tuple(brick for brick, share in zip(wall, BRICKS) if frame >= _at(frames, share))
+
+
+@dataclass(frozen=True)
+class Tap:
+    """What the players tap on the phone at a frame of the script: a call of the phone page's API
+    (`path`, `body`). `waits_for`: what the camera must have seen of the turn before the tap (the
+    players look at the ledger first): "moves", or "bricks N" (fortification bricks)."""
+
+    frame: int
+    path: str
+    body: dict
+    says: str
+    waits_for: str = ""
+
+
+def taps(frames: int = DEFAULT_FRAMES) -> tuple[Tap, ...]:
+    """Two rounds, each turn within its dice."""
+    at = lambda share: _at(frames, share)  # noqa: E731
+    roll, end, event = "/api/game/roll", "/api/game/end-turn", "/api/game/events"
+    return (
+        Tap(at(0.24), roll, {"player": "red", "black": 5, "red": 2, "white": 5},
+            "red rolls black 5, red 2, white 5 (the camera referees the turn)"),
+        Tap(at(0.44), end, {}, "red ends the turn: the squad marched", "moves"),
+        Tap(at(0.44), roll, {"player": "blue", "black": 4, "red": 1, "white": 2}, "blue rolls black 4, red 1, white 2"),
+        Tap(at(0.62), end, {}, "blue ends the turn: a defender stepped out and walled the gate", "bricks 3"),
+        Tap(at(0.62), roll, {"player": "red", "black": 3, "red": 2, "white": 5}, "red rolls black 3, red 2, white 5"),
+        Tap(at(0.76), event, {"kind": "spend", "die": "red", "amount": 1,
+                              "what": "shooter 6 shoots defender 20 over the new wall"}, "red's shooter 6 shoots defender 20"),
+        Tap(at(0.76), event, {"kind": "unit_died", "unit": 20, "cause": "demo script: shot over the new wall"},
+            "defender 20 falls (it rises as a skeleton)"),
+        Tap(at(0.80), end, {}, "red ends the turn: the squad closed in", "moves"),
+        Tap(at(0.80), roll, {"player": "blue", "black": 2, "red": 2, "white": 2}, "blue rolls black 2, red 2, white 2"),
+        Tap(at(0.86), event, {"kind": "spend", "die": "red", "amount": 1,
+                              "what": "shooter 21 shoots polearm 5 through the gate"}, "blue's shooter 21 shoots polearm 5"),
+        Tap(at(0.86), event, {"kind": "unit_died", "unit": 5, "cause": "demo script: shot through the gate"},
+            "polearm 5 falls (it rises as a skeleton)"),
+        Tap(at(0.92), end, {}, "blue ends the turn"),
+    )
 
 
 def base_scene() -> Scene:
@@ -69,9 +120,10 @@ def base_scene() -> Scene:
     anchors = tuple(AnchorSpec(id=i, x_mm=x, y_mm=y, size_mm=50.0, rotation_deg=90.0)
                     for i, (x, y) in enumerate([(45, 45), (TABLE.width_mm - 45, 45),
                                                 (TABLE.width_mm - 45, TABLE.depth_mm - 45), (45, TABLE.depth_mm - 45)]))
-    attackers = [SynthMini(4 + i, 140.0, 200.0 + 100.0 * i, 42.0 - 3 * (i % 2), 0.0, 22.0, 25.0,
+    # One squad (bases 25 mm apart, within 2 fingers): it moves, and pays, as one.
+    attackers = [SynthMini(4 + i, 140.0, cy - 100.0 + 50.0 * i, 42.0 - 3 * (i % 2), 0.0, 22.0, 25.0,
                            body_rgb=(0.45, 0.15, 0.12)) for i in range(5)]
-    defenders = [SynthMini(20, cx - 40.0, cy - 30.0, 40.0, 180.0, 22.0, 25.0, body_rgb=(0.12, 0.18, 0.42)),
+    defenders = [SynthMini(20, cx - 40.0, cy, 40.0, 180.0, 22.0, 25.0, body_rgb=(0.12, 0.18, 0.42)),
                  SynthMini(21, cx - 40.0, cy + 30.0, 38.0, 180.0, 22.0, 25.0, body_rgb=(0.12, 0.18, 0.42)),
                  SynthMini(22, cx + 30.0, cy, 44.0, 180.0, 22.0, 25.0, body_rgb=(0.12, 0.18, 0.42))]
     castle_card = SynthMini(CASTLE_MARKER_ID, cx + 5.0, cy - 48.0, 1.0, 90.0, 30.0, 40.0, body_rgb=(0.55, 0.5, 0.42))
@@ -93,29 +145,16 @@ def siege_setup(scene: Scene, path: str = "<demo siege>") -> Setup:
                    minis=minis, objects=(ObjectSpec(CASTLE_MARKER_ID, "castle", 110.0, "the castle", 30.0),))
 
 
-def casualties(frames: int) -> tuple[Casualty, ...]:
-    return (Casualty(int(frames * 0.7), 5, "cut down at the castle gate"),
-            Casualty(int(frames * 0.8), 20, "shot on the wall"))
-
-
 def siege_scene(base: Scene, frame: int, frames: int = DEFAULT_FRAMES) -> Scene:
     """Frame `frame` of the script; frames past the end hold the last one."""
     frame = min(frame, frames - 1)
-    march_end = int(frames * 0.6)
-    minis = list(base.minis)
-    for i, m in enumerate(minis):
-        if m.id >= 20:
-            continue
-        t = min(frame, march_end) / march_end
-        target_x = CASTLE_CENTRE_MM[0] - 260.0 + 25.0 * (i % 2)
-        target_y = CASTLE_CENTRE_MM[1] + (m.y_mm - 400.0) * 0.55
-        heading = math.degrees(math.atan2(CASTLE_CENTRE_MM[1] - m.y_mm, CASTLE_CENTRE_MM[0] - m.x_mm))
-        minis[i] = replace(m, x_mm=m.x_mm + (target_x - m.x_mm) * t, y_mm=m.y_mm + (target_y - m.y_mm) * t,
-                           heading_deg=heading % 360)
+    advance = MARCH_MM * _ramp(frame, frames, *MARCH) + CLOSE_IN_MM * _ramp(frame, frames, *CLOSE_IN)
+    out = _ramp(frame, frames, *STEP_OUT)
+    minis = tuple(replace(m, x_mm=m.x_mm + advance) if m.id < 20 else
+                  replace(m, x_mm=m.x_mm - STEP_OUT_MM * out) if m.id == 20 else m for m in base.minis)
     hands: tuple[SynthHand, ...] = ()
-    h_start, h_end = int(frames * 0.45), int(frames * 0.58)
+    h_start, h_end = _at(frames, HAND[0]), _at(frames, HAND[1])
     if h_start <= frame < h_end:
         t = (frame - h_start) / max(h_end - h_start - 1, 1)
         hands = (SynthHand(300.0 + 350.0 * t, 90.0 + 120.0 * t, 120.0, 80.0),)
-    return replace(base, minis=tuple(minis), bricks=base.bricks + _new_wall(frame, frames), hands=hands,
-                   noise_seed=frame)
+    return replace(base, minis=minis, bricks=base.bricks + _new_wall(frame, frames), hands=hands, noise_seed=frame)

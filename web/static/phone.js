@@ -165,18 +165,25 @@ function drawLabels(svg, s) {
     const xs = b.footprint_mm.map((p) => p[0]), ys = b.footprint_mm.map((p) => Y(p[1]));
     taken.push([Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys), 0.3]);
   }
-  const place = (x, y, gap, text, kind, attrs = {}) => {
+  // Around its thing first, then a ring further out; a label that only fits over another label or
+  // a unit is dropped when it can be (a block's height: its block's detail says it too).
+  const place = (x, y, gap, text, kind, attrs = {}, droppable = false) => {
     const label = el("svg:text", { x, y, "text-anchor": "middle", "dominant-baseline": "central", class: `label-${kind}`, ...attrs }, text);
     svg.append(label);
     const size = label.getBBox(), w = size.width + 4, hgt = size.height + 2;
     let best = null;
-    for (const [dx, dy] of LABEL_TRIES) {
-      const cx = x + dx * (gap + w / 2), cy = y + dy * (gap + hgt / 2);
-      const box = [cx - w / 2, cy - hgt / 2, cx + w / 2, cy + hgt / 2];
-      const cover = taken.reduce((sum, t) => sum + t[4] * overlap(box, t), 0);
-      if (!best || cover < best.cover - 1e-6) best = { box, cx, cy, cover };
-      if (cover === 0) break;
+    for (const ring of [0, 1, 2]) {
+      for (const [dx, dy] of LABEL_TRIES) {
+        const cx = x + dx * (gap + w / 2 + ring * w / 2), cy = y + dy * (gap + hgt / 2 + ring * hgt);
+        const box = [cx - w / 2, cy - hgt / 2, cx + w / 2, cy + hgt / 2];
+        const cover = taken.reduce((sum, t) => sum + t[4] * overlap(box, t), 0);
+        const onLabels = taken.reduce((sum, t) => sum + (t[4] === 1 ? overlap(box, t) : 0), 0);
+        if (!best || cover < best.cover - 1e-6) best = { box, cx, cy, cover, onLabels };
+        if (cover === 0) break;
+      }
+      if (best.cover === 0) break;
     }
+    if (droppable && best.onLabels > 0) { label.remove(); return; }
     taken.push([...best.box, 1]);
     label.setAttribute("x", best.cx.toFixed(1));
     label.setAttribute("y", best.cy.toFixed(1));
@@ -186,7 +193,7 @@ function drawLabels(svg, s) {
   for (const b of s.blocks) {
     const c = centroid(b.footprint_mm);
     const ys = b.footprint_mm.map((p) => p[1]);
-    place(c[0], Y(c[1]), (Math.max(...ys) - Math.min(...ys)) / 2 + 2, `${Math.round(b.height_mm)} mm`, "height");
+    place(c[0], Y(c[1]), (Math.max(...ys) - Math.min(...ys)) / 2 + 2, `${Math.round(b.height_mm)} mm`, "height", {}, true);
   }
 }
 
