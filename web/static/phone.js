@@ -155,6 +155,7 @@ function drawMap() {
 const LABEL_TRIES = [[0, 1], [0, -1], [1, 0], [-1, 0], [1, 1], [-1, 1], [1, -1], [-1, -1]];
 
 function drawLabels(svg, s) {
+  const vb = svg.viewBox.baseVal, view = [vb.x, vb.y, vb.x + vb.width, vb.y + vb.height];
   const taken = [];  // [x0, y0, x1, y1, weight] in map coordinates (y down)
   for (const u of s.units) {
     const r = u.base_mm / 2, [tx, ty] = headingTip(u);
@@ -176,8 +177,9 @@ function drawLabels(svg, s) {
       for (const [dx, dy] of LABEL_TRIES) {
         const cx = x + dx * (gap + w / 2 + ring * w / 2), cy = y + dy * (gap + hgt / 2 + ring * hgt);
         const box = [cx - w / 2, cy - hgt / 2, cx + w / 2, cy + hgt / 2];
-        const cover = taken.reduce((sum, t) => sum + t[4] * overlap(box, t), 0);
-        const onLabels = taken.reduce((sum, t) => sum + (t[4] === 1 ? overlap(box, t) : 0), 0);
+        const outside = area(box) - overlap(box, view);  // cut off at the map's edge: as bad as covering a label
+        const cover = taken.reduce((sum, t) => sum + t[4] * overlap(box, t), outside);
+        const onLabels = taken.reduce((sum, t) => sum + (t[4] === 1 ? overlap(box, t) : 0), outside);
         if (!best || cover < best.cover - 1e-6) best = { box, cx, cy, cover, onLabels };
         if (cover === 0) break;
       }
@@ -196,6 +198,8 @@ function drawLabels(svg, s) {
     place(c[0], Y(c[1]), (Math.max(...ys) - Math.min(...ys)) / 2 + 2, `${Math.round(b.height_mm)} mm`, "height", {}, true);
   }
 }
+
+function area(a) { return (a[2] - a[0]) * (a[3] - a[1]); }
 
 function overlap(a, b) {
   return Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
