@@ -45,19 +45,9 @@ def cmd_template(args: argparse.Namespace) -> int:
                              args.sv + clamp_mods(args.mods), args.burst, reactions)
     if args.json:
         print_json(result.to_json())
-        return 0
-    print(f"template ({diameter:g} mm) on {'trooper ' + str(result.target) if result.target is not None else 'the point'}: "
-          f"affects {list(result.affected) or 'nobody'}")
-    if result.cancelled_by:
-        print(f"CANCELLED: the template covers the attacker's own trooper(s) {list(result.cancelled_by)}")
-    print(("line of fire: " if result.line_of_fire else "") + result.line_of_fire_why)
-    for unit, odds in result.odds.items():
-        print(f"  trooper {unit} ({odds['reaction']}): hit {odds['a_wins']:.1%}, nothing {odds['none']:.1%}, "
-              f"it wins {odds['b_wins']:.1%}")
-    if result.odds:
-        print(f"expected troopers hit: {result.expected_hits:.2f}")
+    else:
+        print(result.to_text())
     return 0
-
 
 
 def add_group(sub: argparse._SubParsersAction) -> None:

@@ -74,9 +74,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"unit": unit.id, "player": profile.name, **cost.to_json(), "affordable": cost.ap <= args.ap})
         else:
-            climbs = ", ".join(f"block {b} +{a}" for b, a in cost.climbs) or "no climbing"
-            print(f"{cost.ap} AP ({cost.walk_mm:.0f} mm walking = {cost.walk_ap} AP; {climbs}); "
-                  f"{'within' if cost.ap <= args.ap else 'over'} the {args.ap} AP left")
+            print(cost.to_text(args.ap))
         return 0
     regions = reach(table, unit.id, args.ap, profile, (setup.table.width_mm, setup.table.depth_mm), squad=args.squad)
     if args.json:

@@ -118,6 +118,19 @@ class TemplateAttack:
                 "line_of_fire": self.line_of_fire, "line_of_fire_why": self.line_of_fire_why,
                 "odds": {str(k): v for k, v in self.odds.items()}, "expected_hits": round(self.expected_hits, 4)}
 
+    def to_text(self) -> str:
+        """What `infinity template` prints: who is under it, why it may be cancelled, the odds."""
+        on = f"trooper {self.target}" if self.target is not None else "the point"
+        lines = [f"template ({2 * self.radius_mm:g} mm) on {on}: affects {list(self.affected) or 'nobody'}"]
+        if self.cancelled_by:
+            lines.append(f"CANCELLED: the template covers the attacker's own trooper(s) {list(self.cancelled_by)}")
+        lines.append(("line of fire: " if self.line_of_fire else "") + self.line_of_fire_why)
+        lines += [f"  trooper {unit} ({odds['reaction']}): hit {odds['a_wins']:.1%}, nothing {odds['none']:.1%}, "
+                  f"it wins {odds['b_wins']:.1%}" for unit, odds in self.odds.items()]
+        if self.odds:
+            lines.append(f"expected troopers hit: {self.expected_hits:.2f}")
+        return "\n".join(lines)
+
 
 def under_template(table: Table, centre: Point, radius_mm: float) -> list[Unit]:
     """Troopers whose base touches or lies partly under the circle."""

@@ -40,6 +40,11 @@ class PathCost:
         return {"ap": self.ap, "walk_mm": round(self.walk_mm, 1), "walk_ap": self.walk_ap,
                 "climbs": [{"block": b, "ap": a} for b, a in self.climbs]}
 
+    def to_text(self, ap_left: int) -> str:
+        climbs = ", ".join(f"block {b} +{a}" for b, a in self.climbs) or "no climbing"
+        return (f"{self.ap} AP ({self.walk_mm:.0f} mm walking = {self.walk_ap} AP; {climbs}); "
+                f"{'within' if self.ap <= ap_left else 'over'} the {ap_left} AP left")
+
 
 def path_cost(table: Table, unit: Unit, path: list[Point], profile: PlayerSpec) -> PathCost:
     """AP for a path of straight legs: walking by hands, plus each block stepped onto."""
