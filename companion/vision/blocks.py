@@ -177,199 +177,27 @@ class BlockFinder:
             return []
         if mostly_skin(fine, blob, white):
             return []  # a hand or an arm over the table (before the costly fits, which it would defeat)
-        c = _Candidate(image, view, sample, fine, diff, blob, table_fine, (x0, y0), level, white, white_table)
-        one = self._fit_one(c)
+        c = _Candidate(image, view, sample, fine, diff, blob, table_fine, (x0, y0), level, white, white_table,
+                       self.palette)
+        one = _fit_one(c)
         if one is not None and one.height_mm < TALL_FROM_MM:
             return [one]
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
-            tower = self._fit_tower(c, one)
+            tower = _fit_tower(c, one)
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
-        parts = self._fit_parts(c)
+        parts = _fit_parts(c)
         if parts:
             return parts
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
-        arms = self._fit_arms(replace(c, blob=opened & blob))
+        arms = _fit_arms(replace(c, blob=opened & blob))
         if arms:
             return arms
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
-        tower = self._fit_tower(c)
+        tower = _fit_tower(c)
         return [] if tower is None else [tower]
-
-    def _fit_parts(self, c: "_Candidate") -> list[FoundBlock]:
-        """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
-        together on the colour map (`touching.fit_touching`: each hides part of its neighbours).
-        Empty unless two parts or more are bricks that explain their own colours."""
-        fine, origin = c.fine, c.origin
-        split = colour_parts(fine, c.blob, (c.diff > c.level).astype(np.uint8))
-        if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
-            return []
-        masks, labels = split.cores, split.labels
-        starts = []
-        for mask in masks:
-            top = _top_face(fine, mask)
-            starts.append(_rect_mm(top if top is not None else mask, origin))
-        if not all(_brick_sized(r) for r in starts):
-            return []
-        points, scored = _map_points(labels, origin)
-        placed = fit_touching(points, scored, starts, c.view.foot_mm, c.view.camera_height_mm)
-        blocks = []
-        for p, mask in zip(placed, masks):
-            if p.explained < MIN_SILHOUETTE_FIT:
-                continue
-            fit = _placed_fit(c.view, p)
-            top = fit.top
-            # Its colour where its own top shows (a taller neighbour may cover the rest of it).
-            inner = TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
-            own = np.zeros_like(mask)
-            corners = (inner.corners() - np.asarray(origin)) / FINE_MM - 0.5
-            cv2.fillConvexPoly(own, np.round(corners * 4).astype(np.int32), 1, cv2.LINE_8, 2)
-            own &= mask
-            if np.count_nonzero(own) < 12:
-                continue
-            seen = self._named(c, fine[own > 0].astype(np.float64), fit)
-            if seen is None:
-                continue
-            blocks.append(_placed_block(p, fit, seen))
-        return blocks if len(blocks) >= 2 else []
-
-    def _fit_tower(self, c: "_Candidate", against: FoundBlock | None = None) -> FoundBlock | None:
-        """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
-        part): a tower's walls show a band per brick, in as many colours, which no profile of one
-        wall colour explains; its top is its own colour, at the outline's far end. With `against`,
-        only when it explains the outline's map better than that block does."""
-        view = c.view
-        top = _top_face(c.fine, c.blob)
-        if top is None:
-            return None
-        start = _rect_mm(top, c.origin)
-        if not _brick_sized(start):
-            return None
-        seen = (c.diff > c.level).astype(np.uint8) & cv2.dilate(c.blob, np.ones((7, 7), np.uint8))
-        points, labels = _map_points(np.where(seen > 0, 0, TABLE).astype(np.int32), c.origin)
-        placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
-        if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
-                or placed.height_mm < TALL_FROM_MM):
-            return None  # a low box is the profile fit's to find (an outline alone says little of it)
-        if against is not None and placed.agreement <= box_agreement(
-                points, labels, [(against.fit.footprint, against.height_mm)], view.foot_mm, view.camera_height_mm):
-            return None
-        fit = _placed_fit(view, placed)
-        named = self._top_seen(c, fit)
-        if named is None:
-            return None
-        return _placed_block(placed, fit, named)
-
-    def _fit_one(self, c: "_Candidate") -> FoundBlock | None:
-        fine, diff, blob, level, origin = c.fine, c.diff, c.blob, c.level, c.origin
-        x0, y0 = origin
-        # Start from the top face where it stands out, else from the whole silhouette (a black
-        # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
-        # light table differs by ten times the threshold and would spread a pixel wider.
-        top = _top_face(fine, blob)
-        if top is not None:
-            start = _rect_mm(top, (x0, y0))
-        else:
-            half = max(level, 0.5 * float(np.median(diff[blob > 0])))
-            silhouette = _filled(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, _BRICK_DISC))
-            if silhouette is None:
-                return None
-            start = _rect_mm(silhouette, (x0, y0))
-        if not _brick_sized(start):
-            return None
-        # Up to five bricks first; a fit that does not explain the outline (or wants more) is
-        # tried again among a tower's heights: a tower's many-coloured walls can lead the low
-        # range astray, and most blocks are low (the tall range for all would double the time).
-        best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
-        for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM):
-            fit = _fit_box(c.view, c.sample, start, top is not None, heights=heights)
-            if fit is None:
-                continue
-            footprint, studs = _snapped(fit.footprint)
-            if fit.height_mm > max(HEIGHTS_MM) and studs is None:
-                continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
-            iou = _silhouette_fit(blob, [(footprint, fit.top)], origin)
-            if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
-                best = (iou, fit, footprint, studs)
-            if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
-                break  # a tower's wall can pass for a shorter box's: a tall answer is asked again
-        if best is None or best[0] < MIN_SILHOUETTE_FIT:
-            return None
-        iou, fit, footprint, studs = best
-        seen = self._top_seen(c, fit)
-        if seen is None:
-            return None
-        top_bgr, colour, colour_conf = seen
-        return FoundBlock(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
-                     top_bgr)
-
-    def _top_seen(self, c: "_Candidate", fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
-        """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
-        not one colour."""
-        return self._named(c, _top_samples(c.image, c.view, fit.top), fit)
-
-    def _named(self, c: "_Candidate", samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
-        """`_top_seen` from colours (N, 3) BGR sampled on the top face."""
-        level, white, white_table = c.level, c.white, c.white_table
-        top_bgr = np.median(samples, axis=0)
-        table_here = _table_at(c.table_fine, fit.top, c.origin)
-        light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
-        relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
-        # Skin is judged under the paper's white balance (a white brick under a warm lamp is
-        # skin-toned), and only on what stands as high as a hand's fingers on the table: a
-        # glossy red brick's top, paled by the lamp's reflection, is skin-toned too.
-        if fit.height_mm >= SKIN_FROM_MM and looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
-            return None
-        contrast = float(np.linalg.norm(top_bgr - table_here))
-        if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):
-            # its "top" is the table: a gap between two walls, a hole in a castle (a tower's
-            # top, cast far from its foot, must stand out clearly: a patch of felt between
-            # walls explains a tall box's outline too)
-            return None
-        # A brick's top is one colour (its studs' highlights within half its contrast with the
-        # table, its hue the same all over); a box drawn over an L, over a castle's ring and its
-        # yard, or over touching bricks of different colours, is not.
-        spread = max(18.0, 0.2 * float(np.linalg.norm(top_bgr)), 0.5 * contrast)
-        hue = chromaticity(samples)
-        if (np.mean(np.linalg.norm(samples - top_bgr, axis=1) <= spread) < TOP_ALIKE_SHARE
-                or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
-                < TOP_ALIKE_SHARE):
-            return None
-        colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, self.palette)
-        return top_bgr, colour, colour_conf
-
-    def _fit_arms(self, c: "_Candidate") -> list[FoundBlock]:
-        """A wall that turns, fitted arm by arm: the arms are the straight runs of its top face (or
-        of its outline where no top stands out), each fitted as a box whose profiles leave out
-        where the other arms join it; arms of one colour make one block, its footprint their union."""
-        blob, origin = c.blob, c.origin
-        top = _top_face(c.fine, blob)
-        arms = _arms(top if top is not None else blob, origin)
-        if not 2 <= len(arms) <= MAX_ARMS:
-            return []
-        parts: list[_Arm] = []
-        for i, arm in enumerate(arms):
-            fit = _fit_box(c.view, c.sample, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
-            if fit is None:
-                return []
-            seen = self._top_seen(c, fit)
-            if seen is None:
-                return []
-            parts.append(_Arm(fit, _snapped(fit.footprint)[0], *seen))
-        blocks = []
-        for colour in dict.fromkeys(p.colour for p in parts):
-            same = [p for p in parts if p.colour == colour]
-            iou = _silhouette_fit(blob, [(p.footprint, p.fit.top) for p in same], origin)
-            if iou < MIN_SILHOUETTE_FIT * len(same) / len(parts):
-                return []  # the arms do not explain the wall
-            longest = max(same, key=lambda p: max(p.footprint.half_mm))
-            heights = sorted(p.fit.height_mm for p in same)
-            blocks.append(FoundBlock(union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
-                                min(p.fit.height_confidence for p in same), min(p.colour_confidence for p in same),
-                                None, longest.fit, longest.top_bgr))
-        return blocks
 
 
 @dataclass(frozen=True, eq=False)
@@ -389,6 +217,188 @@ class _Candidate:
     level: float
     white: np.ndarray
     white_table: float
+    palette: dict[str, tuple[float, float, float]]  # the colours blocks are named by
+
+
+# --- the fits a candidate is tried with ------------------------------------------------------------
+
+def _fit_parts(c: _Candidate) -> list[FoundBlock]:
+    """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
+    together on the colour map (`touching.fit_touching`: each hides part of its neighbours).
+    Empty unless two parts or more are bricks that explain their own colours."""
+    fine, origin = c.fine, c.origin
+    split = colour_parts(fine, c.blob, (c.diff > c.level).astype(np.uint8))
+    if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
+        return []
+    masks, labels = split.cores, split.labels
+    starts = []
+    for mask in masks:
+        top = _top_face(fine, mask)
+        starts.append(_rect_mm(top if top is not None else mask, origin))
+    if not all(_brick_sized(r) for r in starts):
+        return []
+    points, scored = _map_points(labels, origin)
+    placed = fit_touching(points, scored, starts, c.view.foot_mm, c.view.camera_height_mm)
+    blocks = []
+    for p, mask in zip(placed, masks):
+        if p.explained < MIN_SILHOUETTE_FIT:
+            continue
+        fit = _placed_fit(c.view, p)
+        top = fit.top
+        # Its colour where its own top shows (a taller neighbour may cover the rest of it).
+        inner = TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
+        own = np.zeros_like(mask)
+        corners = (inner.corners() - np.asarray(origin)) / FINE_MM - 0.5
+        cv2.fillConvexPoly(own, np.round(corners * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+        own &= mask
+        if np.count_nonzero(own) < 12:
+            continue
+        seen = _named(c, fine[own > 0].astype(np.float64), fit)
+        if seen is None:
+            continue
+        blocks.append(_placed_block(p, fit, seen))
+    return blocks if len(blocks) >= 2 else []
+
+
+def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
+    """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
+    part): a tower's walls show a band per brick, in as many colours, which no profile of one
+    wall colour explains; its top is its own colour, at the outline's far end. With `against`,
+    only when it explains the outline's map better than that block does."""
+    view = c.view
+    top = _top_face(c.fine, c.blob)
+    if top is None:
+        return None
+    start = _rect_mm(top, c.origin)
+    if not _brick_sized(start):
+        return None
+    seen = (c.diff > c.level).astype(np.uint8) & cv2.dilate(c.blob, np.ones((7, 7), np.uint8))
+    points, labels = _map_points(np.where(seen > 0, 0, TABLE).astype(np.int32), c.origin)
+    placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
+    if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
+            or placed.height_mm < TALL_FROM_MM):
+        return None  # a low box is the profile fit's to find (an outline alone says little of it)
+    if against is not None and placed.agreement <= box_agreement(
+            points, labels, [(against.fit.footprint, against.height_mm)], view.foot_mm, view.camera_height_mm):
+        return None
+    fit = _placed_fit(view, placed)
+    named = _top_seen(c, fit)
+    if named is None:
+        return None
+    return _placed_block(placed, fit, named)
+
+
+def _fit_one(c: _Candidate) -> FoundBlock | None:
+    fine, diff, blob, level, origin = c.fine, c.diff, c.blob, c.level, c.origin
+    x0, y0 = origin
+    # Start from the top face where it stands out, else from the whole silhouette (a black
+    # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
+    # light table differs by ten times the threshold and would spread a pixel wider.
+    top = _top_face(fine, blob)
+    if top is not None:
+        start = _rect_mm(top, (x0, y0))
+    else:
+        half = max(level, 0.5 * float(np.median(diff[blob > 0])))
+        silhouette = _filled(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, _BRICK_DISC))
+        if silhouette is None:
+            return None
+        start = _rect_mm(silhouette, (x0, y0))
+    if not _brick_sized(start):
+        return None
+    # Up to five bricks first; a fit that does not explain the outline (or wants more) is
+    # tried again among a tower's heights: a tower's many-coloured walls can lead the low
+    # range astray, and most blocks are low (the tall range for all would double the time).
+    best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
+    for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM):
+        fit = _fit_box(c.view, c.sample, start, top is not None, heights=heights)
+        if fit is None:
+            continue
+        footprint, studs = _snapped(fit.footprint)
+        if fit.height_mm > max(HEIGHTS_MM) and studs is None:
+            continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
+        iou = _silhouette_fit(blob, [(footprint, fit.top)], origin)
+        if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
+            best = (iou, fit, footprint, studs)
+        if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
+            break  # a tower's wall can pass for a shorter box's: a tall answer is asked again
+    if best is None or best[0] < MIN_SILHOUETTE_FIT:
+        return None
+    iou, fit, footprint, studs = best
+    seen = _top_seen(c, fit)
+    if seen is None:
+        return None
+    top_bgr, colour, colour_conf = seen
+    return FoundBlock(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
+                 top_bgr)
+
+
+def _top_seen(c: _Candidate, fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
+    """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
+    not one colour."""
+    return _named(c, _top_samples(c.image, c.view, fit.top), fit)
+
+
+def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
+    """`_top_seen` from colours (N, 3) BGR sampled on the top face."""
+    level, white, white_table = c.level, c.white, c.white_table
+    top_bgr = np.median(samples, axis=0)
+    table_here = _table_at(c.table_fine, fit.top, c.origin)
+    light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
+    relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
+    # Skin is judged under the paper's white balance (a white brick under a warm lamp is
+    # skin-toned), and only on what stands as high as a hand's fingers on the table: a
+    # glossy red brick's top, paled by the lamp's reflection, is skin-toned too.
+    if fit.height_mm >= SKIN_FROM_MM and looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
+        return None
+    contrast = float(np.linalg.norm(top_bgr - table_here))
+    if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):
+        # its "top" is the table: a gap between two walls, a hole in a castle (a tower's
+        # top, cast far from its foot, must stand out clearly: a patch of felt between
+        # walls explains a tall box's outline too)
+        return None
+    # A brick's top is one colour (its studs' highlights within half its contrast with the
+    # table, its hue the same all over); a box drawn over an L, over a castle's ring and its
+    # yard, or over touching bricks of different colours, is not.
+    spread = max(18.0, 0.2 * float(np.linalg.norm(top_bgr)), 0.5 * contrast)
+    hue = chromaticity(samples)
+    if (np.mean(np.linalg.norm(samples - top_bgr, axis=1) <= spread) < TOP_ALIKE_SHARE
+            or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
+            < TOP_ALIKE_SHARE):
+        return None
+    colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, c.palette)
+    return top_bgr, colour, colour_conf
+
+
+def _fit_arms(c: _Candidate) -> list[FoundBlock]:
+    """A wall that turns, fitted arm by arm: the arms are the straight runs of its top face (or
+    of its outline where no top stands out), each fitted as a box whose profiles leave out
+    where the other arms join it; arms of one colour make one block, its footprint their union."""
+    blob, origin = c.blob, c.origin
+    top = _top_face(c.fine, blob)
+    arms = _arms(top if top is not None else blob, origin)
+    if not 2 <= len(arms) <= MAX_ARMS:
+        return []
+    parts: list[_Arm] = []
+    for i, arm in enumerate(arms):
+        fit = _fit_box(c.view, c.sample, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
+        if fit is None:
+            return []
+        seen = _top_seen(c, fit)
+        if seen is None:
+            return []
+        parts.append(_Arm(fit, _snapped(fit.footprint)[0], *seen))
+    blocks = []
+    for colour in dict.fromkeys(p.colour for p in parts):
+        same = [p for p in parts if p.colour == colour]
+        iou = _silhouette_fit(blob, [(p.footprint, p.fit.top) for p in same], origin)
+        if iou < MIN_SILHOUETTE_FIT * len(same) / len(parts):
+            return []  # the arms do not explain the wall
+        longest = max(same, key=lambda p: max(p.footprint.half_mm))
+        heights = sorted(p.fit.height_mm for p in same)
+        blocks.append(FoundBlock(union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
+                            min(p.fit.height_confidence for p in same), min(p.colour_confidence for p in same),
+                            None, longest.fit, longest.top_bgr))
+    return blocks
 
 
 @dataclass(frozen=True)
