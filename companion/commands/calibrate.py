@@ -128,6 +128,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def add_group(sub: argparse._SubParsersAction) -> None:
+    from companion.rules.knight.measure import HAND_PRESETS_MM  # pure Python: the parser may know them
+
     calib = sub.add_parser("calibrate", help="camera intrinsics from a board; a player's hand and finger")
     csub = calib.add_subparsers(dest="what", required=True, metavar="WHAT")
     p = csub.add_parser("camera", help="from views of the printed ChArUco board (companion print board)")
@@ -146,7 +148,7 @@ def add_group(sub: argparse._SubParsersAction) -> None:
     p = csub.add_parser("hand", help="a player's hand (thumb-to-index spread) and finger width")
     p.add_argument("--setup", required=True)
     p.add_argument("--player", required=True)
-    p.add_argument("--preset", choices=["adult", "child"])  # rules.knight.measure.HAND_PRESETS_MM
+    p.add_argument("--preset", choices=sorted(HAND_PRESETS_MM))
     p.add_argument("--hand-mm", type=float)
     p.add_argument("--finger-mm", type=float)
     p.add_argument("--frame", help="a photo with two small markers at the thumb and index tips, flat on the table")

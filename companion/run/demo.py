@@ -18,7 +18,7 @@ from companion.live.snapshots import Snapshot
 from companion.rules.knight.game import IllegalEvent
 from companion.run.server import CompanionServer, ServeOptions, serve
 from companion.synth import battlefield
-from companion.synth.siege import Tap, base_scene, siege_scene, siege_setup, taps as siege_taps
+from companion.synth.siege import END_TURN, ROLL, Tap, base_scene, siege_scene, siege_setup, taps as siege_taps
 from companion.synth.source import SyntheticSource
 from companion.vision.sources import Frame
 
@@ -42,6 +42,10 @@ class DemoScript:
     waited: int = 0  # camera frames the next tap has waited
     _phone: Any = None
     _printed: int = -1
+    taps: tuple[Tap, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.taps = siege_taps(self.frames)
 
     def prepare(self, server: CompanionServer) -> None:
         self.server = server
@@ -49,11 +53,10 @@ class DemoScript:
         if store is not None and store.game is None:
             store.new("siege", castle_holder="blue")
         game = store.game if store is not None else None
-        taps = siege_taps(self.frames)
         # A resumed game goes on where it stopped (its events are the taps made).
-        self.played = min(len(game.events), len(taps)) if game is not None else 0
+        self.played = min(len(game.events), len(self.taps)) if game is not None else 0
         if self.played:
-            self.clock = self.frames - 1 if self.played == len(taps) else taps[self.played - 1].frame
+            self.clock = self.frames - 1 if self.played == len(self.taps) else self.taps[self.played - 1].frame
         self._phone = server.app.test_client()
         self._phone.get(f"/join?t={server.companion.token}")  # joined like a phone, through the token
 
@@ -77,7 +80,7 @@ class DemoScript:
                   f"worst position error {max(worst, default=0.0):.1f} mm; pipeline {snapshot.tracker_ms:.0f} ms",
                   flush=True)
         if self.clock == self.frames - 1 and not waiting and not self.done.is_set() \
-                and self.played == len(siege_taps(self.frames)):
+                and self.played == len(self.taps):
             e = sorted(self.errors_mm)
             if e:
                 print(f"script done: position error over all frames median {e[len(e) // 2]:.2f} mm, max {e[-1]:.2f} mm "
@@ -88,12 +91,13 @@ class DemoScript:
 
     def _play_due(self, snapshot: Snapshot) -> bool:
         """Makes the taps that are due, in order; whether one is waiting for the camera."""
-        taps = siege_taps(self.frames)
-        while self.played < len(taps) and taps[self.played].frame <= self.clock:
-            tap = taps[self.played]
+        while self.played < len(self.taps) and self.taps[self.played].frame <= self.clock:
+            tap = self.taps[self.played]
             if not snapshot.registered_now:
                 return True  # nobody taps while the camera does not see the table
-            missing = self._not_seen_yet(tap, snapshot)
+            # The turn's ledger as the phone shows it, read once for what it waits for and what it prints.
+            ledger = self._ledger() if tap.waits_for or tap.path == END_TURN else {}
+            missing = self._not_seen_yet(tap, snapshot, ledger)
             if missing and self.waited < WAIT_FRAMES:
                 self.waited += 1
                 return True
@@ -101,27 +105,29 @@ class DemoScript:
                 print(f"  (the camera has not seen {missing} after {self.waited} frames; the players go on)", flush=True)
             self.waited = 0
             self.played += 1
-            self._tap(tap)
+            self._tap(tap, ledger)
         return False
 
-    def _not_seen_yet(self, tap: Tap, snapshot: Snapshot) -> str:
+    def _ledger(self) -> dict:
+        return self._phone.get("/api/game").get_json().get("ledger") or {}
+
+    @staticmethod
+    def _not_seen_yet(tap: Tap, snapshot: Snapshot, ledger: dict) -> str:
         """What the tap waits for that the camera has not shown yet ("" when nothing)."""
-        if tap.path == "/api/game/roll" and not snapshot.state.blocks_seen:
+        if tap.path == ROLL and not snapshot.state.blocks_seen:
             return "the blocks"  # the turn's start is the table as seen: with its blocks
         if not tap.waits_for:
             return ""
-        ledger = self._phone.get("/api/game").get_json().get("ledger") or {}
         if tap.waits_for == "moves":
             return "" if ledger.get("moves") else "the march"
         bricks = int(tap.waits_for.split()[1])
-        placed = sum(f["bricks"] for f in ledger.get("fortifications", []))
+        placed = _bricks(ledger)
         return "" if placed >= bricks else f"the new wall ({placed} of {bricks} bricks)"
 
-    def _tap(self, tap: Tap) -> None:
-        if tap.path == "/api/game/end-turn":
-            ledger = self._phone.get("/api/game").get_json().get("ledger") or {}
+    def _tap(self, tap: Tap, ledger: dict) -> None:
+        if tap.path == END_TURN:
             spent = "; ".join(f"{m['ap']} AP: {m['why']}" for m in ledger.get("moves", []))
-            bricks = sum(f["bricks"] for f in ledger.get("fortifications", []))
+            bricks = _bricks(ledger)
             print(f"  the camera's ledger: {ledger.get('ap_spent', 0)} AP of black {ledger.get('ap_die', '?')}"
                   + (f" ({spent})" if spent else "") + (f", {bricks} bricks of fortification" if bricks else "")
                   + "".join(f"; warning: {w}" for w in ledger.get("warnings", [])), flush=True)
@@ -131,6 +137,11 @@ class DemoScript:
             print(f"  ({tap.says}: {answer.get_json().get('error', answer.status_code)})", flush=True)
             return
         print(f"  the players tap: {tap.says}", flush=True)
+
+
+def _bricks(ledger: dict) -> int:
+    """Fortification bricks in a turn's ledger (its JSON as /api/game gives it)."""
+    return sum(f["bricks"] for f in ledger.get("fortifications", []))
 
 
 @dataclass

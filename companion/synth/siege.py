@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from companion.setup_file import AnchorSpec, ObjectSpec, PlayerSpec, Setup, TableSpec
-from companion.synth.scene import BRICK_MM, Imaging, Scene, SynthBrick, SynthHand, SynthMini, framing_camera, \
-    look_at_pose
+from companion.synth.scene import (BRICK_MM, Imaging, Scene, SynthBrick, SynthHand, SynthMini, framing_camera,
+                                   look_at_pose)
 
 TABLE = TableSpec(1200.0, 800.0)
 CASTLE_CENTRE_MM = (720.0, 400.0)
@@ -58,7 +58,7 @@ def _ramp(frame: int, frames: int, start: float, end: float) -> float:
 MARCH = (0.25, 0.40)  # red's squad marches 300 mm (2 AP)
 STEP_OUT = (0.46, 0.50)  # blue's defender 20 steps out of the gate, 80 mm (1 AP)
 BRICKS = (0.52, 0.54, 0.56)  # and builds the wall in front of it, a brick at a time (3 AP)
-CLOSE_IN = (0.64, 0.72)  # red's squad closes in on the wall, 90 mm (1 AP)
+CLOSE_IN = (0.64, 0.72)  # red's squad closes in on the wall, 50 mm (1 AP)
 HAND = (0.62, 0.74)  # a player's hand reaches over the table meanwhile
 MARCH_MM, CLOSE_IN_MM, STEP_OUT_MM = 300.0, 50.0, 80.0
 
@@ -72,6 +72,9 @@ def _new_wall(frame: int, frames: int) -> tuple[SynthBrick, ...]:
             SynthBrick(cx - 150.0, cy, 90.0, 4, 2, 0.0, BRICK_MM, "yellow"),
             SynthBrick(cx - 150.0, cy + 44.0, 90.0, 4, 2, 0.0, BRICK_MM, "red")]
     return tuple(brick for brick, share in zip(wall, BRICKS) if frame >= _at(frames, share))
+
+
+ROLL, END_TURN = "/api/game/roll", "/api/game/end-turn"  # the phone page's calls a turn starts and ends with
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ class Tap:
 def taps(frames: int = DEFAULT_FRAMES) -> tuple[Tap, ...]:
     """Two rounds, each turn within its dice."""
     at = lambda share: _at(frames, share)  # noqa: E731
-    roll, end, event = "/api/game/roll", "/api/game/end-turn", "/api/game/events"
+    roll, end, event = ROLL, END_TURN, "/api/game/events"
     return (
         Tap(at(0.24), roll, {"player": "red", "black": 5, "red": 2, "white": 5},
             "red rolls black 5, red 2, white 5 (the camera referees the turn)"),
