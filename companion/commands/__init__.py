@@ -65,6 +65,15 @@ def tells_progress(json_out: bool) -> bool:
     return not json_out or sys.stderr.isatty()
 
 
+def answer(args: argparse.Namespace, value) -> int:
+    """A rules answer (a value with `to_json` and `to_text`): its JSON form with --json, else its text."""
+    if args.json:
+        print_json(value.to_json())
+    else:
+        print(value.to_text())
+    return 0
+
+
 def report(args: argparse.Namespace, result: dict, format_table: Callable[[dict], str]) -> int:
     """A bench's figures: one JSON object with --json, else its readable table."""
     if args.json:

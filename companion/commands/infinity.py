@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from companion.commands import load_table, print_json, rules_args
+from companion.commands import answer, load_table, print_json, rules_args
 from companion.errors import InputError
 
 
@@ -43,11 +43,7 @@ def cmd_template(args: argparse.Namespace) -> int:
         reactions[int(unit)] = {"sv": int(sv), "burst": int(burst or 1)}
     result = template_attack(table, args.attacker, args.target, point, diameter / 2,
                              args.sv + clamp_mods(args.mods), args.burst, reactions)
-    if args.json:
-        print_json(result.to_json())
-    else:
-        print(result.to_text())
-    return 0
+    return answer(args, result)
 
 
 def add_group(sub: argparse._SubParsersAction) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from companion.commands import load_table, print_json, rules_args
+from companion.commands import answer, load_table, print_json, rules_args
 from companion.errors import InputError
 
 
@@ -33,11 +33,7 @@ def cmd_attack(args: argparse.Namespace) -> int:
                      suicide=args.suicide,
                      warriors=args.warriors, attacker_balance=args.attacker_balance,
                      defender_balance=args.defender_balance)
-    if args.json:
-        print_json(verdict.to_json())
-    else:
-        print(verdict.to_text())
-    return 0
+    return answer(args, verdict)
 
 
 def cmd_control(args: argparse.Namespace) -> int:
@@ -116,11 +112,7 @@ def cmd_ledger(args: argparse.Namespace) -> int:
     setup, now = load_table(args.setup, args.state)
     _, before = load_table(args.setup, args.before)
     result = ledger(before, now, args.player, (setup.table.width_mm, setup.table.depth_mm))
-    if args.json:
-        print_json(result.to_json())
-    else:
-        print(result.to_text())
-    return 0
+    return answer(args, result)
 
 
 def cmd_game(args: argparse.Namespace) -> int:
