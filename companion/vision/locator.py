@@ -206,9 +206,11 @@ class Locator:
             # tilt (over 45 deg: a knocked-over candidate for the rules).
             mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, expected_z, fit), "setup"
             sigma = ROSTER_SIGMA_MM
-        elif measured.z_mm < -IMPOSSIBLE_BELOW_MM:
+        elif measured.z_mm < -IMPOSSIBLE_BELOW_MM and (det.refined[row] or marker_id not in known_z_mm):
             # Far too small for its id: a few pixels of grid or paint decoded as a marker (the
-            # pattern fit cannot tell at 1 px a module), not a mini under the table.
+            # pattern fit cannot tell at 1 px a module), not a mini under the table. Not so for a
+            # tracked marker seen roughly in motion: OpenCV's corners of a 12 px marker are half a
+            # pixel off (its size then says 60 mm under the table), and its height is known.
             return "misread", marker_id, measured.z_mm
         else:
             mp, source = measured, "frame"
