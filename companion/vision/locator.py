@@ -14,6 +14,7 @@ from companion.setup_file import Setup
 from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
 from companion.vision.blocks import BlockFinder, FoundBlock, to_block_states
 from companion.vision.camera import CameraModel
+from companion.vision.deblur import look_sharpened
 from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
@@ -152,6 +153,11 @@ class Locator:
         camera, calibrated = self.camera(gray.shape[1], gray.shape[0])
         if detections is None:
             detections = detect(gray, camera, self.setup.dictionary, expected=self._expected_ids)
+            if self._expected_ids is not None:
+                # Listed markers no look read: in a frame blurred past reading, once more sharpened.
+                wanted = frozenset(self._expected_ids - set(detections.ids.tolist()))
+                detections = MarkerDetections.concat([detections, look_sharpened(
+                    gray, camera, detections, self.setup.anchor_ids, wanted, self.setup.dictionary)])
         reg = self._register(detections, camera.focal_px)
         looks_for_blocks = self.block_finder is not None and image.ndim == 3
         warnings = ([] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])

@@ -1,0 +1,194 @@
+"""A closer look at a frame blurred past what the detector can read: the lens's spread measured on
+the anchors, then the frame sharpened with it.
+
+A defocused or shaken webcam spreads every point over a disc or a streak of a few pixels; a 15 mm
+marker far from a 1.4 m camera is 10-16 px wide, its modules 2 px, and under a disc of 2 px radius
+no threshold reads its bits. The anchors (large, found first) show the spread: their pattern is
+known, so each kernel of a small bank (Gaussians, defocus discs, motion streaks) is tried on their
+ideal image and the one that explains their pixels best is taken. Deconvolving the frame in
+linear light with that kernel (a Wiener filter) then gives the detector back edges it can read. Only for markers
+the setup lists and the plain looks did not find; what it reads is checked by the pattern fit on
+the frame itself, as every small marker is.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from companion.vision.camera import CameraModel
+from companion.vision.markers import MarkerDetections, detect_raw, marker_bits, mean_side_px, refine
+
+SPREAD_SUPERSAMPLE = 4  # sub-pixel samples per axis when drawing an anchor's ideal image
+REACH_PX = 5  # the largest kernel's half-width
+# A spread this small (RMS radius, px) the detector's own looks read through: a webcam in focus,
+# the standard bench level's 0.6 px Gaussian (0.94). Below it no sharpening is tried, so a frame
+# whose minis are missing for another reason (a hand over them) pays nothing more.
+SHARP_ENOUGH_PX = 1.1
+# The Wiener filter's noise to signal power: where the spread passes less than this (a disc's
+# zeros), the frame is not amplified. 0.003 rang (misreads of ids no setup listed), 0.03 read half
+# as many markers (hard ray-cast frames, seed 0).
+WIENER_NOISE_SHARE = 0.01
+_SRGB_DECODE = np.array([v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+                         for v in np.arange(256) / 255.0], np.float32)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The lens's point spread as measured: its kind, size (a Gaussian's sigma, a disc's radius, a
+    streak's length, px), direction (a streak's, degrees), the kernel, and how well it explains the
+    anchors (RMS misfit as a share of their contrast)."""
+
+    kind: str
+    size_px: float
+    angle_deg: float
+    kernel: np.ndarray
+    misfit: float
+
+    @property
+    def spread_px(self) -> float:
+        """The kernel's RMS radius: one figure to compare kinds by."""
+        k = self.kernel
+        n = k.shape[0] // 2
+        y, x = np.mgrid[-n:n + 1, -n:n + 1]
+        return float(math.sqrt((k * (x * x + y * y)).sum()))
+
+
+def _kernel(kind: str, size_px: float, angle_deg: float = 0.0, ss: int = 8) -> np.ndarray:
+    """A kernel (2 REACH_PX + 1 square), supersampled so sub-pixel sizes stay smooth."""
+    n = 2 * REACH_PX + 1
+    g = (np.arange(n * ss) + 0.5) / ss - REACH_PX - 0.5
+    x, y = np.meshgrid(g, g)
+    if kind == "disc":
+        k = (x * x + y * y <= size_px ** 2).astype(np.float64)
+    elif kind == "motion":
+        c, s = math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))
+        along, across = x * c + y * s, -x * s + y * c
+        k = ((np.abs(along) <= size_px / 2) & (np.abs(across) <= 0.5)).astype(np.float64)
+    else:
+        k = np.exp(-(x * x + y * y) / (2 * size_px ** 2)) * (x * x + y * y <= (3 * size_px + 0.5) ** 2)
+    k = k.reshape(n, ss, n, ss).sum(axis=(1, 3))
+    # Trimmed to its support, kept square and centred: deconvolving costs by the kernel's area.
+    reach = max(int(np.max(np.abs(np.nonzero(k)[0] - REACH_PX))), int(np.max(np.abs(np.nonzero(k)[1] - REACH_PX))))
+    k = k[REACH_PX - reach:REACH_PX + reach + 1, REACH_PX - reach:REACH_PX + reach + 1]
+    return (k / k.sum()).astype(np.float32)
+
+
+@lru_cache(maxsize=1)
+def kernel_bank() -> tuple[tuple[str, float, float, np.ndarray], ...]:
+    """The spreads tried: Gaussians 0.4-2 px, discs of radius 0.8-3 px, streaks 2-8 px long in
+    eight directions."""
+    bank = [("gauss", s, 0.0) for s in np.arange(0.4, 2.01, 0.2)]
+    bank += [("disc", r, 0.0) for r in np.arange(0.8, 3.01, 0.2)]
+    bank += [("motion", length, a) for length in np.arange(2.0, 8.01, 1.0) for a in np.arange(0.0, 180.0, 22.5)]
+    return tuple((kind, round(float(size), 2), float(angle), _kernel(kind, float(size), float(angle)))
+                 for kind, size, angle in bank)
+
+
+def _ideal_anchor(quad: np.ndarray, bits: np.ndarray, origin: np.ndarray, shape: tuple[int, int]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The anchor's print as a perfect camera would see it over a patch (1 white, 0 black, each
+    pixel its square's mean), and where that is known (the marker and half a module of margin)."""
+    cells = bits.shape[0]
+    half = cells / 2
+    ss = SPREAD_SUPERSAMPLE
+    marker = np.array([[-half, -half], [half, -half], [half, half], [-half, half]], np.float32)
+    to_marker = cv2.getPerspectiveTransform((quad - origin).astype(np.float32), marker)
+    h, w = shape
+    sub = (np.arange(ss) + 0.5) / ss - 0.5
+    xs = (np.arange(w)[:, None] + sub[None]).ravel()
+    ys = (np.arange(h)[:, None] + sub[None]).ravel()
+    grid = np.stack(np.meshgrid(xs, ys), -1).reshape(-1, 1, 2)
+    uv = cv2.perspectiveTransform(grid, to_marker.astype(np.float64)).reshape(h * ss, w * ss, 2)
+    col = np.floor(uv[..., 0] + half).astype(int)
+    row = np.floor(uv[..., 1] + half).astype(int)
+    inside = (col >= 0) & (col < cells) & (row >= 0) & (row < cells)
+    value = np.ones(uv.shape[:2], np.float32)
+    value[inside] = bits[row[inside], col[inside]]
+    known = (np.abs(uv) <= half + 0.5).all(axis=-1)
+    value = value.reshape(h, ss, w, ss).mean(axis=(1, 3))
+    known = known.reshape(h, ss, w, ss).all(axis=(1, 3))
+    return value, known
+
+
+def measure_spread(gray: np.ndarray, quads: np.ndarray, ids: np.ndarray, dictionary_name: str) -> Spread | None:
+    """The kernel of the bank that best turns the anchors' ideal images into their pixels (in linear
+    light, each anchor's black and white levels fitted); None without an anchor large enough."""
+    patches = []
+    for quad, marker_id in zip(np.asarray(quads, np.float64), ids):
+        if mean_side_px(quad) < 24:  # modules under 4 px: the pattern's own blur is not separable from the lens's
+            continue
+        bits = (marker_bits(dictionary_name, int(marker_id)) > 0).astype(np.float32)
+        pad = REACH_PX + 2
+        x0, y0 = np.floor(quad.min(axis=0)).astype(int) - pad
+        x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + pad + 1
+        if x0 < 0 or y0 < 0 or x1 > gray.shape[1] or y1 > gray.shape[0]:
+            continue
+        ideal, known = _ideal_anchor(quad, bits, np.array([x0, y0], float), (y1 - y0, x1 - x0))
+        # Compared only where every pixel the kernel reaches is known.
+        mask = cv2.erode(known.astype(np.uint8), np.ones((2 * REACH_PX + 1,) * 2, np.uint8)) > 0
+        if mask.sum() < 100:
+            continue
+        observed = _SRGB_DECODE[gray[y0:y1, x0:x1]]
+        patches.append((ideal, mask, observed[mask]))
+    if not patches:
+        return None
+    best = None
+    for kind, size, angle, kernel in kernel_bank():
+        total, contrast = 0.0, 0.0
+        for ideal, mask, observed in patches:
+            model = cv2.filter2D(ideal, -1, kernel, borderType=cv2.BORDER_REPLICATE)[mask]
+            design = np.stack([model, np.ones_like(model)], axis=1)
+            coef, *_ = np.linalg.lstsq(design, observed, rcond=None)
+            residual = observed - design @ coef
+            total += float(residual @ residual) / len(residual)
+            contrast += max(float(coef[0]), 1e-6) ** 2
+        misfit = math.sqrt(total / contrast)
+        if best is None or misfit < best.misfit:
+            best = Spread(kind, size, angle, kernel, misfit)
+    return best
+
+
+def sharpened(gray: np.ndarray, spread: Spread, noise_share: float = WIENER_NOISE_SHARE) -> np.ndarray:
+    """The frame deconvolved with the spread (a Wiener filter in linear light, one pair of Fourier
+    transforms), encoded back to 8-bit display values."""
+    observed = _SRGB_DECODE[gray]
+    h, w = observed.shape
+    r = spread.kernel.shape[0] // 2 + 8  # a mirrored border: the transform's wrap-around does not ring in
+    size_h, size_w = cv2.getOptimalDFTSize(h + 2 * r), cv2.getOptimalDFTSize(w + 2 * r)
+    padded = cv2.copyMakeBorder(observed, r, size_h - h - r, r, size_w - w - r, cv2.BORDER_REFLECT)
+    psf = np.zeros((size_h, size_w), np.float32)
+    k = spread.kernel
+    n = k.shape[0] // 2
+    psf[:k.shape[0], :k.shape[1]] = k
+    psf = np.roll(psf, (-n, -n), axis=(0, 1))  # centred on the origin
+    frame_f = cv2.dft(padded, flags=cv2.DFT_COMPLEX_OUTPUT)
+    psf_f = cv2.dft(psf, flags=cv2.DFT_COMPLEX_OUTPUT)
+    power = psf_f[..., 0] ** 2 + psf_f[..., 1] ** 2 + noise_share
+    estimate_f = cv2.mulSpectrums(frame_f, psf_f, 0, conjB=True) / power[..., None]
+    estimate = cv2.idft(estimate_f, flags=cv2.DFT_SCALE | cv2.DFT_REAL_OUTPUT)[r:r + h, r:r + w]
+    return np.round(255.0 * np.clip(estimate, 0.0, 1.0) ** (1 / 2.4)).astype(np.uint8)
+
+
+def look_sharpened(gray: np.ndarray, camera: CameraModel, found: MarkerDetections, anchor_ids: frozenset[int],
+                   wanted: frozenset[int], dictionary_name: str) -> MarkerDetections:
+    """The `wanted` markers (listed, not found) read on the frame sharpened with the spread the
+    anchors in `found` show; each checked by the pattern fit on the frame itself (a marker that
+    does not fit its pattern there is dropped). Empty when the frame is sharp enough."""
+    rows = [i for i, marker_id in enumerate(found.ids) if int(marker_id) in anchor_ids]
+    if not wanted or not rows:
+        return MarkerDetections.empty()
+    spread = measure_spread(gray, found.corners_px[rows], found.ids[rows], dictionary_name)
+    if spread is None or spread.spread_px < SHARP_ENOUGH_PX:
+        return MarkerDetections.empty()
+    ids, quads = detect_raw(sharpened(gray, spread), dictionary_name, expected=wanted)
+    centres = found.corners_px.mean(axis=1)
+    keep = [k for k, (marker_id, quad) in enumerate(zip(ids, quads)) if int(marker_id) in wanted
+            and not (len(centres) and np.linalg.norm(centres - quad.mean(axis=0), axis=1).min() < 3)]
+    if not keep:
+        return MarkerDetections.empty()
+    return refine(gray, camera, ids[keep], quads[keep], dictionary_name)
