@@ -81,10 +81,10 @@ def _kernel(kind: str, size_px: float, angle_deg: float = 0.0, ss: int = 8) -> n
 @lru_cache(maxsize=1)
 def kernel_bank() -> tuple[tuple[str, float, float, np.ndarray], ...]:
     """The spreads tried: Gaussians 0.4-2 px, discs of radius 0.8-3 px, streaks 2-8 px long in
-    eight directions."""
+    twelve directions."""
     bank = [("gauss", s, 0.0) for s in np.arange(0.4, 2.01, 0.2)]
     bank += [("disc", r, 0.0) for r in np.arange(0.8, 3.01, 0.2)]
-    bank += [("motion", length, a) for length in np.arange(2.0, 8.01, 1.0) for a in np.arange(0.0, 180.0, 22.5)]
+    bank += [("motion", length, a) for length in np.arange(2.0, 8.01, 1.0) for a in np.arange(0.0, 180.0, 15.0)]
     return tuple((kind, round(float(size), 2), float(angle), _kernel(kind, float(size), float(angle)))
                  for kind, size, angle in bank)
 
