@@ -29,6 +29,10 @@ REACH_PX = 5  # the largest kernel's half-width
 # the standard bench level's 0.6 px Gaussian (0.94). Below it no sharpening is tried, so a frame
 # whose minis are missing for another reason (a hand over them) pays nothing more.
 SHARP_ENOUGH_PX = 1.1
+# A spread that explains the anchors no better than this (RMS misfit, a share of their contrast)
+# is not the lens's: glare on the paper, white clipped by the exposure (path-traced frames under a
+# lamp: 0.13-0.16, against 0.03-0.09 where the kernel is right). Deconvolving with it only rings.
+MAX_SPREAD_MISFIT = 0.1
 # The Wiener filter's noise to signal power: where the spread passes less than this (a disc's
 # zeros), the frame is not amplified. 0.003 rang (misreads of ids no setup listed), 0.03 read half
 # as many markers (hard ray-cast frames, seed 0).
@@ -183,7 +187,7 @@ def look_sharpened(gray: np.ndarray, camera: CameraModel, found: MarkerDetection
     if not wanted or not rows:
         return MarkerDetections.empty()
     spread = measure_spread(gray, found.corners_px[rows], found.ids[rows], dictionary_name)
-    if spread is None or spread.spread_px < SHARP_ENOUGH_PX:
+    if spread is None or spread.spread_px < SHARP_ENOUGH_PX or spread.misfit > MAX_SPREAD_MISFIT:
         return MarkerDetections.empty()
     ids, quads = detect_raw(sharpened(gray, spread), dictionary_name, expected=wanted)
     centres = found.corners_px.mean(axis=1)

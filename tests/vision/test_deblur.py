@@ -11,9 +11,9 @@ import pytest
 
 from companion.synth.render import Renderer, blur_kernel, linear_to_srgb
 from companion.synth.scene import random_scene
-from companion.vision.deblur import SHARP_ENOUGH_PX, measure_spread, sharpened
+from companion.vision.deblur import MAX_SPREAD_MISFIT, SHARP_ENOUGH_PX, look_sharpened, measure_spread, sharpened
 from companion.vision.locator import Locator
-from companion.vision.markers import marker_bits
+from companion.vision.markers import MarkerDetections, marker_bits
 
 DICT = "DICT_4X4_50"
 
@@ -52,6 +52,22 @@ def test_the_spread_is_measured_on_an_anchor(kind: str, sigma_px: float, expect_
 def test_a_sharp_frame_is_left_as_it_is():
     gray, corners = _anchor_frame("gauss", 0.5)
     assert measure_spread(gray, corners, np.array([2]), DICT).spread_px < SHARP_ENOUGH_PX
+
+
+def test_a_spread_that_does_not_explain_the_anchor_is_not_used(monkeypatch):
+    # White clipped by an exposure twice too long: no kernel explains the anchor, and the frame
+    # is not deconvolved with the least bad one (a wide Gaussian).
+    import companion.vision.deblur as deblur
+
+    def not_called(*_):
+        raise AssertionError("the frame was deconvolved")
+
+    monkeypatch.setattr(deblur, "sharpened", not_called)
+    gray, corners = _anchor_frame("disc", 1.0)
+    clipped = np.clip(gray.astype(np.float32) * 2.0, 0, 255).astype(np.uint8)
+    assert measure_spread(clipped, corners, np.array([2]), DICT).misfit > MAX_SPREAD_MISFIT
+    found = MarkerDetections(np.array([2]), corners.copy(), corners.copy(), np.zeros(1))
+    assert len(look_sharpened(clipped, None, found, frozenset({2}), frozenset({7}), DICT)) == 0
 
 
 def test_sharpening_gives_a_blurred_edge_back():
