@@ -122,6 +122,14 @@ class Setup:
     def anchor_ids(self) -> frozenset[int]:
         return frozenset(a.id for a in self.anchors)
 
+    @property
+    def listed_ids(self) -> frozenset[int] | None:
+        """Every marker a frame of this table may show (anchors, minis, objects); None without a
+        roster (then any marker may be a mini, and no frame is known to be missing one)."""
+        if not self.minis:
+            return None
+        return self.anchor_ids | {m.id for m in self.minis} | {o.id for o in self.objects}
+
 
 # --- validation ------------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from companion.vision.camera import CameraModel
-from companion.vision.markers import MarkerDetections, detect_raw, marker_bits, mean_side_px, refine
+from companion.vision.markers import MarkerDetections, detect, detect_raw, marker_bits, mean_side_px, refine
 
 SPREAD_SUPERSAMPLE = 4  # sub-pixel samples per axis when drawing an anchor's ideal image
 REACH_PX = 5  # the largest kernel's half-width
@@ -196,3 +196,14 @@ def look_sharpened(gray: np.ndarray, camera: CameraModel, found: MarkerDetection
     if not keep:
         return MarkerDetections.empty()
     return refine(gray, camera, ids[keep], quads[keep], dictionary_name)
+
+
+def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, listed: frozenset[int] | None,
+                  anchor_ids: frozenset[int], rescued: set[int] | None = None) -> MarkerDetections:
+    """A whole frame's markers (`markers.detect`, told which to expect), then the listed ones no
+    look read, on the frame sharpened (`look_sharpened`)."""
+    found = detect(gray, camera, dictionary_name, rescued=rescued, expected=listed)
+    if listed is None:
+        return found
+    wanted = frozenset(listed - set(found.ids.tolist()))
+    return MarkerDetections.concat([found, look_sharpened(gray, camera, found, anchor_ids, wanted, dictionary_name)])

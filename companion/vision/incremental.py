@@ -23,7 +23,8 @@ import cv2
 import numpy as np
 
 from companion.setup_file import Setup
-from companion.vision.markers import MarkerDetections, detect, detect_raw, mean_side_px, refine, to_gray
+from companion.vision.deblur import detect_listed
+from companion.vision.markers import MarkerDetections, detect_raw, mean_side_px, refine, to_gray
 from companion.vision.pixelboxes import Box, merge_boxes
 
 CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)
@@ -150,7 +151,8 @@ class IncrementalMarkers:
     def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:
         self._regions.clear()
         self.stats = replace(self.stats, full_frames=self.stats.full_frames + 1)
-        return detect(gray, camera, self.setup.dictionary, rescued=self._rescued_ids)
+        return detect_listed(gray, camera, self.setup.dictionary, self.setup.listed_ids, self.setup.anchor_ids,
+                             rescued=self._rescued_ids)
 
     def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
         """This frame's markers from last frame's: the still ones kept, the rest searched for in

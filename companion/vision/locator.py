@@ -14,8 +14,8 @@ from companion.setup_file import Setup
 from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
 from companion.vision.blocks import BlockFinder, FoundBlock, to_block_states
 from companion.vision.camera import CameraModel
-from companion.vision.deblur import look_sharpened
-from companion.vision.markers import MarkerDetections, detect, dictionary, mean_side_px, to_gray
+from companion.vision.deblur import detect_listed
+from companion.vision.markers import MarkerDetections, dictionary, mean_side_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
@@ -104,9 +104,6 @@ class Locator:
         dictionary(setup.dictionary)  # fail early on an unknown dictionary
         self._cameras: dict[tuple[int, int], tuple[CameraModel, bool]] = {}
         self._objects = {o.id: o for o in setup.objects}
-        # With a roster, the markers to expect: when the first pass finds them all, it is enough.
-        self._expected_ids = (setup.anchor_ids | {m.id for m in setup.minis} | set(self._objects)
-                              if setup.minis else None)
         # Memos on exact inputs: a live tracker hands over bit-identical corners for markers that did
         # not move, so their registration and placement cost nothing the next frame.
         self._registrations: dict[bytes, Registration] = {}
@@ -152,12 +149,10 @@ class Locator:
         gray = to_gray(image)
         camera, calibrated = self.camera(gray.shape[1], gray.shape[0])
         if detections is None:
-            detections = detect(gray, camera, self.setup.dictionary, expected=self._expected_ids)
-            if self._expected_ids is not None:
-                # Listed markers no look read: in a frame blurred past reading, once more sharpened.
-                wanted = frozenset(self._expected_ids - set(detections.ids.tolist()))
-                detections = MarkerDetections.concat([detections, look_sharpened(
-                    gray, camera, detections, self.setup.anchor_ids, wanted, self.setup.dictionary)])
+            # With a roster, the markers to expect: when the first pass finds them all, it is
+            # enough; while some are missing, more looks (darkened, sharpened) are taken.
+            detections = detect_listed(gray, camera, self.setup.dictionary, self.setup.listed_ids,
+                                       self.setup.anchor_ids)
         reg = self._register(detections, camera.focal_px)
         looks_for_blocks = self.block_finder is not None and image.ndim == 3
         warnings = ([] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])

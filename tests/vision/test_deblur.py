@@ -14,6 +14,7 @@ from companion.synth.scene import random_scene
 from companion.vision.deblur import MAX_SPREAD_MISFIT, SHARP_ENOUGH_PX, look_sharpened, measure_spread, sharpened
 from companion.vision.locator import Locator
 from companion.vision.markers import MarkerDetections, marker_bits
+from companion.vision.tracker import LiveTracker
 
 DICT = "DICT_4X4_50"
 
@@ -94,3 +95,11 @@ def test_minis_under_a_defocus_disc_are_read_on_the_sharpened_frame():
     for marker_id, m in seen.items():
         t = truth[marker_id]
         assert math.hypot(m.x_mm - t.x_mm, m.y_mm - t.y_mm) < 4.0, marker_id
+
+
+@pytest.mark.slow
+def test_the_live_tracker_reads_them_too():
+    scene = random_scene(4243, "hard", randomise=True)
+    scene = replace(scene, imaging=replace(scene.imaging, blur_kernel="disc", blur_sigma_px=1.05, gamma=0.0, sharpen=0.0))
+    state = LiveTracker(scene.setup(), blocks=False).update(Renderer().render(scene), 0, 0.0)
+    assert len(state.minis) >= len(scene.minis) - 1
