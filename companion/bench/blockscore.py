@@ -109,7 +109,7 @@ class BlockScore:
         }
 
 
-BLOCK_TARGETS = {"found": 0.95, "mean_iou": 0.8, "height_mm_p90": 4.8, "colour_right": 0.95, "false_per_frame": 0.2}
+BLOCK_TARGETS = {"found": 0.95, "mean_iou": 0.85, "height_mm_p90": 4.8, "colour_right": 0.95, "false_per_frame": 0.2}
 HAND_TARGETS = {"false_per_frame": 0.5}
 
 

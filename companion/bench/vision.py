@@ -157,10 +157,18 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
             "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores]}
 
 
+# The targets of the open issue on cameras not this project's: tighter on the simple ray-cast
+# renders than on the path-traced ones; the hard level asks for recall and xy only.
 TARGETS = {
-    "standard": {"recall": 1.0, "false_ids": 0, "xy_mm_p95": 2.0, "z_mm_p95": 5.0, "heading_deg_p95": 1.0},
-    "hard": {"recall": 0.97, "false_ids": 0, "xy_mm_p95": 5.0},
+    ("standard", "simple"): {"recall": 1.0, "false_ids": 0, "xy_mm_p95": 1.0, "z_mm_p95": 3.0, "heading_deg_p95": 1.0},
+    ("standard", "pbr"): {"recall": 1.0, "false_ids": 0, "xy_mm_p95": 1.5, "z_mm_p95": 4.0, "heading_deg_p95": 1.0},
+    ("hard", "simple"): {"recall": 0.97, "false_ids": 0, "xy_mm_p95": 3.0},
+    ("hard", "pbr"): {"recall": 0.97, "false_ids": 0, "xy_mm_p95": 3.0},
 }
+
+
+def targets_for(level: str, renderer: str) -> dict[str, float]:
+    return TARGETS.get((level, "pbr" if renderer == "pbr" else "simple"), {})
 
 
 def format_table(result: dict) -> str:
@@ -175,7 +183,7 @@ def format_table(result: dict) -> str:
              f"{'method':<26}" + "".join(f"{c:>16}" for c in cols)]
     for m in result["methods"]:
         lines.append(f"{m['method']:<26}" + "".join(f"{'-' if m[c] is None else m[c]:>16}" for c in cols))
-    target = TARGETS.get(result["level"], {})
+    target = targets_for(result["level"], result["renderer"])
     if target and not result["hands"]:
         lines.append("targets (pipeline): " + ", ".join(f"{k} {'>=' if k == 'recall' else '<='} {v}" for k, v in target.items()))
     lines.append("(pipeline ms: the whole frame, minis and blocks)")
