@@ -6,9 +6,9 @@ marker far from a 1.4 m camera is 10-16 px wide, its modules 2 px, and under a d
 no threshold reads its bits. The anchors (large, found first) show the spread: their pattern is
 known, so each kernel of a small bank (Gaussians, defocus discs, motion streaks) is tried on their
 ideal image and the one that explains their pixels best is taken. Deconvolving the frame in
-linear light with that kernel (a Wiener filter) then gives the detector back edges it can read. Only for markers
-the setup lists and the plain looks did not find; what it reads is checked by the pattern fit on
-the frame itself, as every small marker is.
+linear light with that kernel (a Wiener filter) then gives the detector back edges it can read.
+Only for markers the setup lists and the plain looks did not find; what it reads is checked by the
+pattern fit on the frame itself, as every small marker is.
 """
 
 from __future__ import annotations
