@@ -178,32 +178,50 @@ def sharpened(gray: np.ndarray, spread: Spread, noise_share: float = WIENER_NOIS
     return np.round(255.0 * np.clip(estimate, 0.0, 1.0) ** (1 / 2.4)).astype(np.uint8)
 
 
-def look_sharpened(gray: np.ndarray, camera: CameraModel, found: MarkerDetections, anchor_ids: frozenset[int],
-                   wanted: frozenset[int], dictionary_name: str) -> MarkerDetections:
-    """The `wanted` markers (listed, not found) read on the frame sharpened with the spread the
-    anchors in `found` show; each checked by the pattern fit on the frame itself (a marker that
-    does not fit its pattern there is dropped). Empty when the frame is sharp enough."""
+def lens_spread(gray: np.ndarray, found: MarkerDetections, anchor_ids: frozenset[int],
+                dictionary_name: str) -> Spread | None:
+    """The spread the anchors in `found` show, if the frame is blurred enough for a sharpened look
+    to read more and the spread explains them; else None."""
     rows = [i for i, marker_id in enumerate(found.ids) if int(marker_id) in anchor_ids]
-    if not wanted or not rows:
-        return MarkerDetections.empty()
+    if not rows:
+        return None
     spread = measure_spread(gray, found.corners_px[rows], found.ids[rows], dictionary_name)
     if spread is None or spread.spread_px < SHARP_ENOUGH_PX or spread.misfit > MAX_SPREAD_MISFIT:
-        return MarkerDetections.empty()
+        return None
+    return spread
+
+
+def read_sharpened(gray: np.ndarray, spread: Spread, wanted: frozenset[int], dictionary_name: str,
+                   found: MarkerDetections | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Quads (ids (N,), corners (N, 4, 2) in `gray`'s pixels) of the `wanted` markers read on `gray`
+    sharpened with the spread, none where one of `found` already is."""
     ids, quads = detect_raw(sharpened(gray, spread), dictionary_name, expected=wanted)
-    centres = found.corners_px.mean(axis=1)
+    centres = found.corners_px.mean(axis=1) if found is not None and len(found) else np.zeros((0, 2))
     keep = [k for k, (marker_id, quad) in enumerate(zip(ids, quads)) if int(marker_id) in wanted
             and not (len(centres) and np.linalg.norm(centres - quad.mean(axis=0), axis=1).min() < 3)]
-    if not keep:
-        return MarkerDetections.empty()
-    return refine(gray, camera, ids[keep], quads[keep], dictionary_name)
+    return ids[keep], quads[keep].reshape(-1, 4, 2)
+
+
+@dataclass(frozen=True, eq=False)
+class ListedLook:
+    """A whole frame's markers, the spread its anchors showed (None: sharp enough), and the ids only
+    the sharpened frame read."""
+
+    detections: MarkerDetections
+    spread: Spread | None
+    sharpened_ids: frozenset[int]
 
 
 def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, listed: frozenset[int] | None,
-                  anchor_ids: frozenset[int], rescued: set[int] | None = None) -> MarkerDetections:
+                  anchor_ids: frozenset[int], rescued: set[int] | None = None) -> ListedLook:
     """A whole frame's markers (`markers.detect`, told which to expect), then the listed ones no
-    look read, on the frame sharpened (`look_sharpened`)."""
+    look read, on the frame sharpened with the anchors' spread; each of those checked by the
+    pattern fit on the frame itself (one that does not fit its pattern there is dropped)."""
     found = detect(gray, camera, dictionary_name, rescued=rescued, expected=listed)
-    if listed is None:
-        return found
-    wanted = frozenset(listed - set(found.ids.tolist()))
-    return MarkerDetections.concat([found, look_sharpened(gray, camera, found, anchor_ids, wanted, dictionary_name)])
+    wanted = frozenset(listed - set(found.ids.tolist())) if listed is not None else frozenset()
+    spread = lens_spread(gray, found, anchor_ids, dictionary_name) if wanted else None
+    if spread is None:
+        return ListedLook(found, None, frozenset())
+    ids, quads = read_sharpened(gray, spread, wanted, dictionary_name, found)
+    more = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
+    return ListedLook(MarkerDetections.concat([found, more]), spread, frozenset(more.ids.tolist()))

@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from companion.setup_file import Setup
-from companion.vision.deblur import detect_listed
+from companion.vision.deblur import Spread, detect_listed, read_sharpened
 from companion.vision.markers import MarkerDetections, detect_raw, mean_side_px, refine, to_gray
 from companion.vision.pixelboxes import Box, merge_boxes
 
@@ -118,6 +118,10 @@ class IncrementalMarkers:
         self._small: np.ndarray | None = None
         self._gray_buffer: np.ndarray | None = None
         self._rescued_ids: set[int] = set()  # markers only the slow second look has decoded (small, blurred)
+        # The lens's spread the last whole-frame search measured (None: sharp enough), and the
+        # markers only the frame sharpened with it read: they are looked for sharpened too.
+        self._spread: Spread | None = None
+        self._sharpened_ids: set[int] = set()
         self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
         self._tile = 0
         self._remeasure_turn = 0
@@ -151,8 +155,11 @@ class IncrementalMarkers:
     def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:
         self._regions.clear()
         self.stats = replace(self.stats, full_frames=self.stats.full_frames + 1)
-        return detect_listed(gray, camera, self.setup.dictionary, self.setup.listed_ids, self.setup.anchor_ids,
+        look = detect_listed(gray, camera, self.setup.dictionary, self.setup.listed_ids, self.setup.anchor_ids,
                              rescued=self._rescued_ids)
+        self._spread = look.spread
+        self._sharpened_ids |= look.sharpened_ids
+        return look.detections
 
     def _detect_incremental(self, gray: _SparseGray, small: np.ndarray, camera, frame: int) -> MarkerDetections:
         """This frame's markers from last frame's: the still ones kept, the rest searched for in
@@ -287,7 +294,31 @@ class IncrementalMarkers:
                 quick = MarkerDetections.concat([quick, self._search(
                     gray, camera, box, MarkerDetections.concat([known, quick]), rescue=slow_look, quick=False,
                     rescue_within=[box], side_px=side_px)])
+        blurred = frozenset(m for m in absent if m in self._sharpened_ids) - set(quick.ids.tolist())
+        if blurred and self._spread is not None:
+            # Out of focus: what only the sharpened frame read is looked for in its box sharpened,
+            # every frame (a box is a few milliseconds), or it would be held whenever it moves.
+            for box in merge_boxes([box for m, box in expected if m in blurred]):
+                quick = MarkerDetections.concat([quick, self._search_sharpened(
+                    gray, camera, box, MarkerDetections.concat([known, quick]), blurred)])
         return quick
+
+    def _search_sharpened(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections,
+                          wanted: frozenset[int]) -> MarkerDetections:
+        # Twice the box: sharpened, a marker near a small crop's edge did not read (the filter's
+        # mirrored border, the rescue's margin around its quad).
+        h, w = gray.gray.shape
+        x0, y0, x1, y1 = roi
+        grow_x, grow_y = (x1 - x0) // 2, (y1 - y0) // 2
+        roi = (max(x0 - grow_x, 0), max(y0 - grow_y, 0), min(x1 + grow_x, w), min(y1 + grow_y, h))
+        x0, y0 = roi[0], roi[1]
+        assert self._spread is not None
+        ids, quads = read_sharpened(gray.ensure(roi), self._spread, wanted, self.setup.dictionary)
+        quads = quads + np.array([x0, y0], float)
+        rows = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
+        if not rows:
+            return MarkerDetections.empty()
+        return refine(gray.gray, camera, ids[rows], quads[rows], self.setup.dictionary, precise=False)
 
     @staticmethod
     def _marker_like(gray: _SparseGray, box: Box, region: _Region) -> bool:

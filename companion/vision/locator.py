@@ -152,7 +152,7 @@ class Locator:
             # With a roster, the markers to expect: when the first pass finds them all, it is
             # enough; while some are missing, more looks (darkened, sharpened) are taken.
             detections = detect_listed(gray, camera, self.setup.dictionary, self.setup.listed_ids,
-                                       self.setup.anchor_ids)
+                                       self.setup.anchor_ids).detections
         reg = self._register(detections, camera.focal_px)
         looks_for_blocks = self.block_finder is not None and image.ndim == 3
         warnings = ([] if calibrated else ["camera not calibrated: heights are approximate (run `companion calibrate camera`)"])
