@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from companion.vision.camera import CameraModel
+from companion.vision.colours import srgb_to_linear
 from companion.vision.markers import MarkerDetections, detect, detect_raw, marker_bits, mean_side_px, refine
 
 SPREAD_SUPERSAMPLE = 4  # sub-pixel samples per axis when drawing an anchor's ideal image
@@ -37,11 +38,10 @@ MAX_SPREAD_MISFIT = 0.1
 # zeros), the frame is not amplified. 0.003 rang (misreads of ids no setup listed), 0.03 read half
 # as many markers (hard ray-cast frames, seed 0).
 WIENER_NOISE_SHARE = 0.01
-_SRGB_DECODE = np.array([v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
-                         for v in np.arange(256) / 255.0], np.float32)
+_SRGB_DECODE = srgb_to_linear(np.arange(256) / 255.0).astype(np.float32)  # 8-bit display values to light
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Spread:
     """The lens's point spread as measured: its kind, size (a Gaussian's sigma, a disc's radius, a
     streak's length, px), direction (a streak's, degrees), the kernel, and how well it explains the
