@@ -277,10 +277,16 @@ class IncrementalMarkers:
         absent = [m for m, box in expected if _contains(roi, box) and m not in seen]
         if absent:
             # A bright hand or block against the white margin fools a 7 px threshold window; a 5 px
-            # one adapts closer in (one more window, only where a marker is missing).
-            quick = MarkerDetections.concat([quick, self._search(
-                gray, camera, roi, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
-                window_px=CLOSE_WINDOW_PX)])
+            # one adapts closer in: one more window, only near where a missing marker was last
+            # seen (the hand touching it is still there). Not the whole search box: merged around
+            # a sweeping hand and grown for markers missed under it, it is wide, and searching it
+            # twice cost the most frames.
+            h, w = gray.gray.shape
+            near = [_grow(r, w, h, sides=SEARCH_MARGIN) for m in absent for r in self._regions[m]]
+            for box in merge_boxes(near):
+                quick = MarkerDetections.concat([quick, self._search(
+                    gray, camera, box, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
+                    window_px=CLOSE_WINDOW_PX)])
         seen = set(quick.ids.tolist())
         missing = [m for m in absent if m not in seen and (frame + m) % RESCUE_EVERY == 0]
         if missing:
@@ -503,12 +509,13 @@ def _contains(outer: Box, inner: Box) -> bool:
     return outer[0] <= inner[0] and outer[1] <= inner[1] and outer[2] >= inner[2] and outer[3] >= inner[3]
 
 
-def _grow(region: _Region, w: int, h: int) -> Box:
+def _grow(region: _Region, w: int, h: int, sides: float | None = None) -> Box:
     """Where to look for a marker that changed: its box, and ahead of it as far as it moved last
     frame (a push goes on); a marker searched for in vain is looked for FOLLOW_SIDES further out for
-    every frame it was missed (it kept going), up to FOLLOW_MAX_SIDES."""
+    every frame it was missed (it kept going), up to FOLLOW_MAX_SIDES (unless sides is given)."""
     vx, vy = region.velocity_px
-    sides = min(SEARCH_MARGIN + FOLLOW_SIDES * region.missed, FOLLOW_MAX_SIDES)
+    if sides is None:
+        sides = min(SEARCH_MARGIN + FOLLOW_SIDES * region.missed, FOLLOW_MAX_SIDES)
     m = int(region.side_px * sides + 0.5 * math.hypot(vx, vy)) + 8
     x0, y0, x1, y1 = region.box
     ax0, ay0, ax1, ay1 = min(x0, x0 + vx), min(y0, y0 + vy), max(x1, x1 + vx), max(y1, y1 + vy)
