@@ -55,6 +55,8 @@ TALL_FROM_MM = 38.4  # a low fit this tall is tried again among every height up 
 ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
 TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box predicts right
 TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
+TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
+FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
@@ -185,7 +187,7 @@ class BlockFinder:
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
-            tower = _fit_tower(c, one)
+            tower = _fit_tower(c, [one])
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
         parts = _fit_parts(c)
@@ -260,32 +262,91 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
     return blocks if len(blocks) >= 2 else []
 
 
-def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
+def _fit_tower(c: _Candidate, against: list[FoundBlock] | None = None) -> FoundBlock | None:
     """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
     part): a tower's walls show a band per brick, in as many colours, which no profile of one
     wall colour explains; its top is its own colour, at the outline's far end. With `against`,
-    only when it explains the outline's map better than that block does."""
+    only when it explains the outline's map better than those blocks do."""
     view = c.view
-    top = _top_face(c.fine, c.blob)
-    if top is None:
+    points, labels = _map_points(np.where(_hull_outline(c) > 0, 0, TABLE).astype(np.int32), c.origin)
+    # Its top as the brightest face, else as the face at the outline's far end from the camera's
+    # foot: on a tall tower the top is a small part of the outline, and a lower band of white
+    # bricks may be brighter than it.
+    tops = [_top_face(c.fine, c.blob)]
+    if tops[0] is None:
+        tops.append(_far_top(c))
+    for top in tops:
+        if top is None:
+            continue
+        start = _rect_mm(top, c.origin)
+        if not _brick_sized(start):
+            continue
+        placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
+        if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
+                or placed.height_mm < TALL_FROM_MM):
+            continue  # a low box is the profile fit's to find (an outline alone says little of it)
+        if against is not None and placed.agreement <= box_agreement(
+                points, labels, [(b.fit.footprint, b.height_mm) for b in against], view.foot_mm,
+                view.camera_height_mm):
+            return None
+        fit = _placed_fit(view, placed)
+        # Its top's colour well inside: placed by its outline alone, a tall top may sit a
+        # millimetre or two off (the outline's blurred ends), and its edge rows would be wall.
+        named = _top_seen(c, fit, inset_mm=TOWER_TOP_INSET_MM)
+        if named is not None:
+            return _placed_block(placed, fit, named)
+    return None
+
+
+def _hull_outline(c: _Candidate) -> np.ndarray:
+    """A tall box's outline as the camera casts it: cut at half the candidate's contrast (where a
+    blurred edge truly is: cut lower, both ends grow a millimetre or two and the box that fits
+    them is a few bricks too tall) and filled to its convex hull (a box's cast is convex; a band
+    of bricks the table's colour would leave a gap across it)."""
+    half = max(c.level, 0.5 * float(np.median(c.diff[c.blob > 0])))
+    cut = ((c.diff > half) & (cv2.dilate(c.blob, np.ones((7, 7), np.uint8)) > 0)).astype(np.uint8)
+    ys, xs = np.nonzero(cut)
+    hull = np.zeros_like(cut)
+    if len(xs) >= 3:
+        cv2.fillConvexPoly(hull, cv2.convexHull(np.stack([xs, ys], axis=1).astype(np.int32)), 1)
+    return hull
+
+
+def _far_top(c: _Candidate) -> np.ndarray | None:
+    """A tall box's top face in a candidate's cut-out, found by where it must be: seen from the
+    camera, the top is cast furthest from the camera's foot. The face of the far end's colour
+    that reaches the far end, cut at its own brightness (the top is lit, its walls are not).
+    None right under the lens (no far end) or when no such face stands out."""
+    # Inside the outline by 1.5 mm: its outermost pixels blend with the table.
+    ys, xs = np.nonzero(cv2.erode(c.blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))))
+    if len(xs) < 12:
         return None
-    start = _rect_mm(top, c.origin)
-    if not _brick_sized(start):
+    pts = (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(c.origin)
+    out = pts.mean(axis=0) - c.view.foot_mm
+    if np.linalg.norm(out) < FAR_TOP_FROM_MM:
         return None
-    seen = (c.diff > c.level).astype(np.uint8) & cv2.dilate(c.blob, np.ones((7, 7), np.uint8))
-    points, labels = _map_points(np.where(seen > 0, 0, TABLE).astype(np.int32), c.origin)
-    placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
-    if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
-            or placed.height_mm < TALL_FROM_MM):
-        return None  # a low box is the profile fit's to find (an outline alone says little of it)
-    if against is not None and placed.agreement <= box_agreement(
-            points, labels, [(against.fit.footprint, against.height_mm)], view.foot_mm, view.camera_height_mm):
+    reach = (pts - c.view.foot_mm) @ (out / np.linalg.norm(out))
+    far = reach >= reach.max() - 5.0  # a top turned corner-first is a corner there
+    if np.count_nonzero(far) < 4:
         return None
-    fit = _placed_fit(view, placed)
-    named = _top_seen(c, fit)
-    if named is None:
+    smooth = cv2.GaussianBlur(c.fine, (0, 0), 1.0).astype(np.float32)
+    alike = _near_colour(smooth, np.median(smooth[ys[far], xs[far]], axis=0)) & (c.blob > 0)
+    count, labels = cv2.connectedComponents(alike.astype(np.uint8), connectivity=4)
+    ids = labels[ys[far], xs[far]]
+    ids = ids[ids > 0]
+    if count < 2 or not len(ids):
         return None
-    return _placed_block(placed, fit, named)
+    face = labels == np.bincount(ids).argmax()
+    value = smooth.max(axis=2)
+    inside = value[face]
+    high, low = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
+    if high >= 1.15 * low + 4:  # its own walls show, darker: the top is the lit part
+        face &= value >= (high + low) / 2
+    face = cv2.morphologyEx(face.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(face, connectivity=4)
+    if count < 2:
+        return None
+    return (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
 
 
 def _fit_one(c: _Candidate) -> FoundBlock | None:
@@ -332,10 +393,10 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
                  top_bgr)
 
 
-def _top_seen(c: _Candidate, fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
+def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.ndarray, str, float] | None:
     """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
     not one colour."""
-    return _named(c, _top_samples(c.image, c.view, fit.top), fit)
+    return _named(c, _top_samples(c.image, c.view, fit.top, inset_mm), fit)
 
 
 def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
@@ -788,9 +849,9 @@ _EDGE_MATRIX = np.array([[0.114, 0.587, 0.299],
                          [0.5 * CHROMA_WEIGHT, -0.3313 * CHROMA_WEIGHT, -0.1687 * CHROMA_WEIGHT]], np.float32)
 
 
-def _top_samples(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
-    """Colours (35, 3) BGR on a 7 x 5 grid over the top face's inside, 1 mm in from its edges."""
-    halves = [max(h - 1.0, 0.3) for h in top.half_mm]
+def _top_samples(image: np.ndarray, view: TableView, top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
+    """Colours (35, 3) BGR on a 7 x 5 grid over the top face's inside, inset_mm in from its edges."""
+    halves = [max(h - inset_mm, 0.3) for h in top.half_mm]
     ga = np.linspace(-halves[0], halves[0], 7)
     gb = np.linspace(-halves[1], halves[1], 5)
     pts = top.centre + ga[:, None, None] * top.axis + gb[None, :, None] * top.across
@@ -841,9 +902,7 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     inside = value[core > 0]
     top_level, low_level = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
     bright = (value >= top_level) & (core > 0)
-    colour = np.median(smooth[bright], axis=0)
-    off = cv2.subtract(smooth, np.full_like(smooth, colour))
-    near_colour = _channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
+    near_colour = _near_colour(smooth, np.median(smooth[bright], axis=0))
     if top_level < 1.15 * low_level + 4:
         top = (blob > 0) & near_colour  # no wall stands out (under the lens, or a plate)
     else:
@@ -857,6 +916,12 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     if stats[largest, cv2.CC_STAT_AREA] < 0.3 * np.count_nonzero(blob):
         return None
     return (labels == largest).astype(np.uint8)
+
+
+def _near_colour(smooth: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """Pixels of a face's colour (BGR): within a quarter of its brightest channel (14 levels at least)."""
+    off = cv2.subtract(smooth, np.full_like(smooth, colour))
+    return _channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
 
 
 def _rect_mm(mask: np.ndarray, origin_mm: tuple[float, float]) -> TableRect:
