@@ -331,10 +331,10 @@ def _tower_scene():
 
 @pytest.mark.parametrize("seed", [100004, 100015])
 def test_a_tall_tower_seen_from_aside_has_its_height(seed: int):
-    """A 102 mm tower on a randomised camera's table, its walls cast ~40 mm long: no brightest face
-    is its top (a white band, or walls lit like it), so its top is taken at the outline's far end
-    from the camera's foot, and the outline is read where its edges truly are (cut low, both ends
-    grew and towers came out 10-25 mm too tall). Both were missed before."""
+    """A 102 mm tower on a randomised camera's table, its walls cast 40-70 mm long: its top is too
+    small a part of the outline to be taken for the top face, so it is taken at the outline's far
+    end from the camera's foot, and the outline is read where its edges truly are (cut low, both
+    ends grew and towers came out 10-25 mm too tall). Both were missed before."""
     from companion.synth.worlds import Camera, bench_scene
 
     scene = bench_scene("raycast", seed, n_towers=1, n_touching=1)
