@@ -55,6 +55,7 @@ TALL_FROM_MM = 38.4  # a low fit this tall is tried again among every height up 
 ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
 TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box predicts right
 TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
+PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 map points to one
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
@@ -565,8 +566,12 @@ def _map_points(labels: np.ndarray, origin_mm: tuple[float, float]) -> tuple[np.
 def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
     """A brick `touching` placed, as a box fit: its top the footprint cast to its height."""
     top = placed.footprint.scaled_about(view.foot_mm, float(view.k(placed.height_mm)))
+    # Its cost is points of the map predicted wrong, 0.5 mm apart: a blurred camera pixel spans
+    # about nine of them, so they are not independent, and as likelihoods (exp(-cost)) the counts
+    # made every placed height look certain (a part two bricks low had confidence 1.0).
+    cost = {h: c * PLACED_COST_PER_POINT for h, c in placed.height_cost.items()}
     return BoxFit(top=top, silhouette=top, height_mm=placed.height_mm, footprint=placed.footprint,
-                  height_cost=placed.height_cost)
+                  height_cost=cost)
 
 
 def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, float]) -> FoundBlock:

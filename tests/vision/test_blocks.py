@@ -345,6 +345,25 @@ def test_a_tall_tower_seen_from_aside_has_its_height(seed: int):
     assert abs(near[0].height_mm - height) <= 4.8
 
 
+def test_a_placed_bricks_height_is_as_sure_as_its_map_says(standard_scene):
+    """Touching bricks' heights come from map points 0.5 mm apart, nine to a blurred pixel: a few
+    points either way are no evidence (a part two bricks low had been 1.0 sure); a wall's worth is."""
+    from companion.vision.blocks import _placed_fit
+    from companion.vision.touching import Placed
+
+    scene, _ = standard_scene
+    view = TableView(scene.camera, scene.pose)
+    footprint = TableRect(np.array([300.0, 250.0]), np.array([1.0, 0.0]), (7.9, 3.9))
+    heights = [3.2 * k for k in range(1, 10)]
+
+    def sure(points_per_plate: float) -> float:
+        cost = {h: points_per_plate * abs(h - 12.8) / 3.2 for h in heights}
+        return _placed_fit(view, Placed(footprint, 12.8, 0.95, 0.95, cost)).height_confidence
+
+    assert sure(2.0) < 0.8  # two points a plate: a blur's width
+    assert sure(60.0) > 0.99  # a wall's band of points a plate
+
+
 def _touching_scene():
     from companion.synth.scene import touching_bricks
 
