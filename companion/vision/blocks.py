@@ -188,7 +188,7 @@ class BlockFinder:
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
-            tower = _fit_tower(c, [one])
+            tower = _fit_tower(c, one)
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
         parts = _fit_parts(c)
@@ -263,40 +263,42 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
     return blocks if len(blocks) >= 2 else []
 
 
-def _fit_tower(c: _Candidate, against: list[FoundBlock] | None = None) -> FoundBlock | None:
+def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
     """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
     part): a tower's walls show a band per brick, in as many colours, which no profile of one
     wall colour explains; its top is its own colour, at the outline's far end. With `against`,
-    only when it explains the outline's map better than those blocks do."""
+    only when it explains the outline's map better than that block does."""
     view = c.view
-    points, labels = _map_points(np.where(_hull_outline(c) > 0, 0, TABLE).astype(np.int32), c.origin)
     # Its top as the brightest face, else as the face at the outline's far end from the camera's
     # foot: on a tall tower the top is a small part of the outline, and a lower band of white
     # bricks may be brighter than it.
-    tops = [_top_face(c.fine, c.blob)]
-    if tops[0] is None:
-        tops.append(_far_top(c))
-    for top in tops:
-        if top is None:
-            continue
-        start = _rect_mm(top, c.origin)
-        if not _brick_sized(start):
-            continue
-        placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
-        if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
-                or placed.height_mm < TALL_FROM_MM):
-            continue  # a low box is the profile fit's to find (an outline alone says little of it)
-        if against is not None and placed.agreement <= box_agreement(
-                points, labels, [(b.fit.footprint, b.height_mm) for b in against], view.foot_mm,
-                view.camera_height_mm):
-            return None
-        fit = _placed_fit(view, placed)
-        # Its top's colour well inside: placed by its outline alone, a tall top may sit a
-        # millimetre or two off (the outline's blurred ends), and its edge rows would be wall.
-        named = _top_seen(c, fit, inset_mm=TOWER_TOP_INSET_MM)
-        if named is not None:
-            return _placed_block(placed, fit, named)
-    return None
+    top = _top_face(c.fine, c.blob)
+    if top is None:
+        top = _far_top(c)
+    if top is None:
+        return None
+    start = _rect_mm(top, c.origin)
+    if not _brick_sized(start):
+        return None
+    points, labels = _map_points(np.where(_hull_outline(c) > 0, 0, TABLE).astype(np.int32), c.origin)
+    placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
+    if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
+            or placed.height_mm < TALL_FROM_MM):
+        return None  # a low box is the profile fit's to find (an outline alone says little of it)
+    if against is not None and placed.agreement <= box_agreement(
+            points, labels, [(against.fit.footprint, against.height_mm)], view.foot_mm, view.camera_height_mm):
+        return None
+    fit = _placed_fit(view, placed)
+    # Its top's colour well inside: placed by its outline alone, a tall top may sit a millimetre
+    # or two off (the outline's blurred ends), and its edge rows would be wall.
+    named = _top_seen(c, fit, inset_mm=TOWER_TOP_INSET_MM)
+    return None if named is None else _placed_block(placed, fit, named)
+
+
+def _half_contrast(diff: np.ndarray, blob: np.ndarray, level: float) -> float:
+    """Half a candidate's typical colour distance from the table (no lower than the level that
+    counts): where its blurred edges truly are."""
+    return max(level, 0.5 * float(np.median(diff[blob > 0])))
 
 
 def _hull_outline(c: _Candidate) -> np.ndarray:
@@ -304,8 +306,7 @@ def _hull_outline(c: _Candidate) -> np.ndarray:
     blurred edge truly is: cut lower, both ends grow a millimetre or two and the box that fits
     them is a few bricks too tall) and filled to its convex hull (a box's cast is convex; a band
     of bricks the table's colour would leave a gap across it)."""
-    half = max(c.level, 0.5 * float(np.median(c.diff[c.blob > 0])))
-    cut = ((c.diff > half) & (cv2.dilate(c.blob, np.ones((7, 7), np.uint8)) > 0)).astype(np.uint8)
+    cut = ((c.diff > _half_contrast(c.diff, c.blob, c.level)) & (cv2.dilate(c.blob, np.ones((7, 7), np.uint8)) > 0)).astype(np.uint8)
     ys, xs = np.nonzero(cut)
     hull = np.zeros_like(cut)
     if len(xs) >= 3:
@@ -322,7 +323,7 @@ def _far_top(c: _Candidate) -> np.ndarray | None:
     ys, xs = np.nonzero(cv2.erode(c.blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))))
     if len(xs) < 12:
         return None
-    pts = (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(c.origin)
+    pts = _pixels_mm(xs, ys, c.origin)
     out = pts.mean(axis=0) - c.view.foot_mm
     if np.linalg.norm(out) < FAR_TOP_FROM_MM:
         return None
@@ -340,14 +341,8 @@ def _far_top(c: _Candidate) -> np.ndarray | None:
     face = labels == np.bincount(ids).argmax()
     value = smooth.max(axis=2)
     inside = value[face]
-    high, low = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
-    if high >= 1.15 * low + 4:  # its own walls show, darker: the top is the lit part
-        face &= value >= (high + low) / 2
-    face = cv2.morphologyEx(face.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(face, connectivity=4)
-    if count < 2:
-        return None
-    return (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
+    lit = _lit_part(face, value, float(np.percentile(inside, 85)), float(np.percentile(inside, 10)))
+    return None if lit is None else lit[0]
 
 
 def _fit_one(c: _Candidate) -> FoundBlock | None:
@@ -360,7 +355,7 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     if top is not None:
         start = _rect_mm(top, (x0, y0))
     else:
-        half = max(level, 0.5 * float(np.median(diff[blob > 0])))
+        half = _half_contrast(diff, blob, level)
         silhouette = _filled(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, _BRICK_DISC))
         if silhouette is None:
             return None
@@ -559,8 +554,12 @@ def _map_points(labels: np.ndarray, origin_mm: tuple[float, float]) -> tuple[np.
     """A fine window's colour map as `touching` takes it: every other point (1 mm apart: the map's
     edges are blurred over a pixel anyway), table mm (N, 2), and its labels (N,)."""
     ys, xs = np.mgrid[0:labels.shape[0]:2, 0:labels.shape[1]:2]
-    points = (np.stack([xs.ravel(), ys.ravel()], axis=1) + 0.5) * FINE_MM + np.asarray(origin_mm)
-    return points, labels[ys, xs].ravel()
+    return _pixels_mm(xs.ravel(), ys.ravel(), origin_mm), labels[ys, xs].ravel()
+
+
+def _pixels_mm(xs: np.ndarray, ys: np.ndarray, origin_mm: tuple[float, float]) -> np.ndarray:
+    """Table mm (N, 2) of a fine window's pixel centres (columns, rows)."""
+    return (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(origin_mm)
 
 
 def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
@@ -907,20 +906,25 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     inside = value[core > 0]
     top_level, low_level = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
     bright = (value >= top_level) & (core > 0)
-    near_colour = _near_colour(smooth, np.median(smooth[bright], axis=0))
-    if top_level < 1.15 * low_level + 4:
-        top = (blob > 0) & near_colour  # no wall stands out (under the lens, or a plate)
-    else:
-        top = (value >= (top_level + low_level) / 2) & near_colour & (blob > 0)
-    top = cv2.morphologyEx(top.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(top, connectivity=4)
+    lit = _lit_part((blob > 0) & _near_colour(smooth, np.median(smooth[bright], axis=0)), value, top_level, low_level)
+    # Most of the top face or nothing: a ragged piece of it would start the fit astray.
+    if lit is None or lit[1] < 0.3 * np.count_nonzero(blob):
+        return None
+    return lit[0]
+
+
+def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> tuple[np.ndarray, int] | None:
+    """A face (bool mask) cut halfway between its lit level `high` and its walls' `low` (brightest
+    channel), unless no wall stands out (under the lens, or a plate), opened against blurred edge
+    pixels: its largest piece (uint8 mask) and that piece's area in pixels; None if nothing is left."""
+    if high >= 1.15 * low + 4:
+        face = face & (value >= (high + low) / 2)
+    face = cv2.morphologyEx(face.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(face, connectivity=4)
     if count < 2:
         return None
     largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    # Most of the top face or nothing: a ragged piece of it would start the fit astray.
-    if stats[largest, cv2.CC_STAT_AREA] < 0.3 * np.count_nonzero(blob):
-        return None
-    return (labels == largest).astype(np.uint8)
+    return (labels == largest).astype(np.uint8), int(stats[largest, cv2.CC_STAT_AREA])
 
 
 def _near_colour(smooth: np.ndarray, colour: np.ndarray) -> np.ndarray:

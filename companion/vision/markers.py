@@ -350,10 +350,15 @@ def _take_rescued(id_list: list[int], quads: list[np.ndarray], more_ids: list[in
                 rescued.add(marker_id)
 
 
-_DARKEN_LUT = np.round(255 * (np.arange(256) / 255.0) ** 3).astype(np.uint8)
+def _power_lut(power: float) -> np.ndarray:
+    """An 8-bit table raising display values (0-1) to a power: above 1 it darkens the greys."""
+    return np.round(255 * (np.arange(256) / 255.0) ** power).astype(np.uint8)
+
+
+_DARKEN_LUT = _power_lut(3)
 # An exposure set for dark felt lifts a print's black to mid grey (45-60% of its clipped white):
 # cubed it is still a grey the bits do not separate from; to the eighth power it is black again.
-_DARKEN_MORE_LUT = np.round(255 * (np.arange(256) / 255.0) ** 8).astype(np.uint8)
+_DARKEN_MORE_LUT = _power_lut(8)
 
 
 @lru_cache(maxsize=1)
