@@ -83,13 +83,13 @@ def regenerate() -> None:
         print(name, scene.surface)
 
 
-if __name__ == "__main__":
-    regenerate()
-
-
 def test_prints_whose_black_an_exposure_lifted_to_grey_are_read():
     # Cut from a path-traced frame of a felt table (pbr, standard, seed 1, scene 2): the exposure
     # set for the dark felt clipped the paper and lifted the prints' black to 45-60% of it.
     gray = cv2.cvtColor(cv2.imread(str(FRAMES / "pbr_lifted_black.jpg"), cv2.IMREAD_COLOR), cv2.COLOR_BGR2GRAY)
     ids, _ = detect_raw(gray, "DICT_4X4_50", expected=frozenset({27, 31}))
     assert {27, 31} <= set(ids.tolist())
+
+
+if __name__ == "__main__":
+    regenerate()
