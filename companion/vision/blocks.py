@@ -33,7 +33,7 @@ from companion.state import BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect, fit_box,
                                        snap_side)
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, name_colour
+from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, clipped_top, name_colour
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, fit_touching
@@ -57,6 +57,7 @@ TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box
 TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
 PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 map points to one
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
+WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
@@ -422,8 +423,32 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
             or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
             < TOP_ALIKE_SHARE):
         return None
-    colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, c.palette)
+    wall = _wall_colour(c, fit) if clipped_top(top_bgr[::-1] / 255.0) else None
+    colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, c.palette,
+                                      None if wall is None else wall[::-1] / 255.0)
     return top_bgr, colour, colour_conf
+
+
+def _wall_colour(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
+    """The median colour (BGR) of a fitted box's walls that the camera sees (those facing its
+    foot), sampled across the middle of each wall's cast band, clear of its blurred edges and
+    its corners; None when no wall is seen wide enough (under the lens, a plate)."""
+    foot, footprint = c.view.foot_mm, fit.footprint
+    k = c.view.camera_height_mm / (c.view.camera_height_mm - fit.height_mm)
+    points = []
+    for normal, along, offset, half_len in footprint.sides():
+        base = footprint.centre + normal * offset
+        if float(normal @ (base - foot)) >= 0:
+            continue  # a side facing away: its wall is hidden
+        t = np.linspace(-0.6 * half_len, 0.6 * half_len, 7)
+        bottom = base[None, :] + along[None, :] * t[:, None]
+        top = foot + k * (bottom - foot)
+        if float(np.linalg.norm(top[0] - bottom[0])) < WALL_SEEN_MM:
+            continue
+        points += [bottom + f * (top - bottom) for f in (0.35, 0.5, 0.65)]
+    if not points:
+        return None
+    return np.median(c.view.sample(c.image, np.concatenate(points)[None])[0], axis=0)
 
 
 def _fit_arms(c: _Candidate) -> list[FoundBlock]:

@@ -32,6 +32,11 @@ PAPER_ALBEDO = 0.92  # printer paper, the anchors' margin
 # the local light lies in this range (sun through a window, a lamp's falloff, a darker corner).
 TOP_SHADE = (0.4, 1.6)
 HIGHLIGHT_COST = 0.3  # what explaining a colour by a white highlight costs, per unit of it
+# A wall faces sideways: in the lamp's light or turned from it, its shading relative to the paper
+# lies anywhere from deep shade to a top's.
+WALL_SHADE = (0.05, 1.6)
+CLIPPED = 0.98  # a display value this high is the camera's ceiling, not the colour
+WALL_HUE_LEAST = 0.25  # a wall's `hue_of` from which it names the hue (see `name_colour`)
 
 
 def srgb_to_linear(values: np.ndarray) -> np.ndarray:
@@ -40,25 +45,23 @@ def srgb_to_linear(values: np.ndarray) -> np.ndarray:
     return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
 
 
-def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
-                palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> tuple[str, float]:
-    """The palette name of a top face's colour, and a 0-1 confidence, from display values (RGB
-    0-1) of the top and of the anchors' paper, and how much brighter the table is here than at
-    the anchors (`light`).
-
-    In light (the sRGB curve undone) and relative to the paper, a glossy top is its albedo in some
-    shade s (TOP_SHADE) plus white from the lamp's reflection w >= 0 (which costs: without it
-    every colour would pass for a paler one): each palette colour is fitted so, channels the
-    camera clipped counting only where the fit falls short of them, and the least misfit wins."""
-    top = np.asarray(top_rgb, float)
-    observed = (srgb_to_linear(top) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
+def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
+                 palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
+                 shade: tuple[float, float] = TOP_SHADE, highlight_cost: float = HIGHLIGHT_COST) -> dict[str, float]:
+    """How badly each palette colour explains a face's colour (display values, RGB 0-1) under the
+    anchors' paper and the local light: in light (the sRGB curve undone) and relative to the
+    paper, the face is the colour's albedo in some shade s (`shade`) plus white from the lamp's
+    reflection w >= 0 (which costs: without it every colour would pass for a paler one), fitted by
+    least squares; channels the camera clipped count only where the fit falls short of them."""
+    face = np.asarray(rgb, float)
+    observed = (srgb_to_linear(face) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
                 * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(srgb_to_linear(light)), 1e-3))
-    clipped = top >= 0.98
+    clipped = face >= CLIPPED
     scale = float(np.linalg.norm(observed)) + 0.05
     names = list(palette)
     albedo = srgb_to_linear(np.array([palette[n] for n in names], float))  # (P, 3)
     # observed ~ s albedo + w by least squares (2 x 2 normal equations per colour), and without
-    # the highlight; s kept to a top's shade, w to what is left (>= 0)
+    # the highlight; s kept to the shade, w to what is left (>= 0)
     aa, a1 = (albedo * albedo).sum(axis=1), albedo.sum(axis=1)
     ao, o1 = albedo @ observed, float(observed.sum())
     det = np.maximum(3 * aa - a1 * a1, 1e-12)
@@ -66,16 +69,46 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     s_only = ao / np.maximum(aa, 1e-12)
     costs = np.full(len(names), np.inf)
     for s_try in (s_free, s_only):
-        s_try = np.clip(s_try, *TOP_SHADE)[:, None]
+        s_try = np.clip(s_try, *shade)[:, None]
         left = observed[None, :] - s_try * albedo
         for w_try in (np.maximum(left.mean(axis=1, keepdims=True), 0.0), np.zeros((len(names), 1))):
             predicted = s_try * albedo + w_try
             misfit = np.where(clipped[None, :] & (predicted >= observed[None, :]), 0.0, observed[None, :] - predicted)
             cost = (np.linalg.norm(misfit, axis=1) / scale
-                    + HIGHLIGHT_COST * w_try[:, 0] / (float(np.mean(observed)) + 0.05))
+                    + highlight_cost * w_try[:, 0] / (float(np.mean(observed)) + 0.05))
             costs = np.minimum(costs, cost)
-    scored = [(float(c), n) for c, n in zip(costs, names)]
-    scored.sort()
+    return {n: float(c) for n, c in zip(names, costs)}
+
+
+def hue_of(rgb: np.ndarray, paper_rgb: np.ndarray) -> float:
+    """How far a colour is from gray under the paper's white balance: its channels' spread over
+    their sum, in light (0 for white, gray and black)."""
+    balanced = srgb_to_linear(rgb) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
+    return float((balanced.max() - balanced.min()) / max(float(balanced.sum()), 1e-6))
+
+
+def clipped_top(top_rgb: np.ndarray) -> bool:
+    """A top the camera clipped in two channels or more: its hue is lost (a lamp's glare on a
+    glossy top, an exposure for the darker table), and only its walls still show it."""
+    return int(np.count_nonzero(np.asarray(top_rgb, float) >= CLIPPED)) >= 2
+
+
+def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
+                palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
+                wall_rgb: np.ndarray | None = None) -> tuple[str, float]:
+    """The palette name of a top face's colour, and a 0-1 confidence, from display values (RGB
+    0-1) of the top and of the anchors' paper, and how much brighter the table is here than at
+    the anchors (`light`): the least `colour_costs`. With `wall_rgb` (a wall's colour, for a
+    top the camera clipped), the wall's costs are added, in any shade a wall takes: the top says
+    the brick is bright; a wall of a hue (`WALL_HUE_LEAST`) says which, and the top's white is
+    then the lamp's (free); a wall of none leaves white or gray to the top's lightness and to how
+    light the wall is."""
+    hued = wall_rgb is not None and hue_of(wall_rgb, paper_rgb) >= WALL_HUE_LEAST
+    costs = colour_costs(top_rgb, paper_rgb, light, palette, highlight_cost=0.0 if hued else HIGHLIGHT_COST)
+    if wall_rgb is not None:
+        wall = colour_costs(wall_rgb, paper_rgb, light, palette, WALL_SHADE)
+        costs = {n: c + wall[n] for n, c in costs.items()}
+    scored = sorted((c, n) for n, c in costs.items())
     best, second = scored[0][0], scored[1][0] if len(scored) > 1 else math.inf
     confidence = 1.0 if not math.isfinite(second) else float(np.clip(2 * (second - best) / max(second, 1e-6), 0, 1))
     return scored[0][1], confidence

@@ -320,6 +320,31 @@ def test_a_colour_is_named_through_a_tone_curve_a_lamp_highlight_and_clipping(na
             assert name_colour(top, encode(paper * light))[0] == name, (exposure, highlight)
 
 
+
+@pytest.mark.parametrize("name", list(LEGO_RGB))
+def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
+    """A glossy top under a lamp clips to white in every channel; its walls, turned from the lamp,
+    keep the plastic's hue at a shade no top has. Colours of a hue are named by the wall; white
+    and gray stay neutral (which of the two, no clipped top can say: a gray wall in shade is a
+    white one in deeper shade)."""
+    from companion.vision.colours import clipped_top, name_colour, srgb_to_linear
+
+    def encode(linear: np.ndarray) -> np.ndarray:
+        v = np.clip(linear, 0.0, 1.0)
+        return np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055)
+
+    if name == "black":
+        return  # a black top is never blown to white
+    albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
+    warm = np.array([1.0, 0.86, 0.66])
+    paper = encode(float(srgb_to_linear(PAPER_ALBEDO)) * warm)
+    top = encode(albedo * warm * 1.2 + 1.5 * warm)  # the lamp's reflection, clipped
+    assert clipped_top(top)
+    for wall_shade in (0.15, 0.3, 0.6):
+        wall = encode(albedo * warm * wall_shade)
+        named = name_colour(top, paper, 1.0, wall_rgb=wall)[0]
+        assert named in (("white", "gray") if name in ("white", "gray") else (name,)), (wall_shade, named)
+
 def _tower_scene():
     from companion.synth.scene import tower_bricks
 
