@@ -33,7 +33,7 @@ from companion.state import BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect, fit_box,
                                        snap_side)
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, clipped_top, name_colour
+from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, clipped_top, name_colour, srgb_to_linear
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, fit_touching
@@ -57,6 +57,9 @@ TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box
 TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
 PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 map points to one
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
+SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be its shadow, cast from its base
+SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
+SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than the darkest brick's by this (log light)
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
@@ -127,6 +130,9 @@ class BlockFinder:
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
+        known = np.ones(mask.shape, np.uint8)
+        mask_known(known, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
+        beside_known = cv2.dilate(1 - known, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0
         blocks: list[FoundBlock] = []
         for label in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[label])
@@ -137,6 +143,9 @@ class BlockFinder:
             region = labels[y:y + h, x:x + w] == label
             if not _compact(region):
                 continue
+            if beside_known[y:y + h, x:x + w][region].any() and table_in_shade(
+                    coarse[y:y + h, x:x + w][region], table[y:y + h, x:x + w][region], white):
+                continue  # a mini's shadow on the table beside it
             blocks += self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
         return blocks
 
@@ -537,6 +546,27 @@ def to_block_states(blocks: list[FoundBlock]) -> tuple[BlockState, ...]:
 
 
 # --- pieces ----------------------------------------------------------------------------------------
+
+def table_in_shade(pixels_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray) -> bool:
+    """Whether a candidate's pixels are rather the table under them in shade than a black brick
+    on it. In light, a shadow is every channel of the table the same share darker (give or take
+    a bluer sky lighting it than the lamp); black plastic is gray, so its share of each channel
+    is the inverse of the table's albedo (the table's colour under the paper's white balance).
+    On a table of no hue the two look alike, and it stays a brick."""
+    seen = srgb_to_linear(np.median(pixels_bgr.reshape(-1, 3), axis=0)[::-1] / 255.0)
+    under = np.maximum(srgb_to_linear(np.median(table_bgr.reshape(-1, 3), axis=0)[::-1] / 255.0), 1e-3)
+    ratio = np.maximum(seen / under, 1e-3)
+    if ratio.max() > SHADE_DARKEST:
+        return False
+    table_albedo = under / np.maximum(srgb_to_linear(paper_rgb), 1e-3) * float(srgb_to_linear(PAPER_ALBEDO))
+    brick = 1.0 / np.maximum(table_albedo, 1e-3)
+
+    def tint(r: np.ndarray) -> np.ndarray:
+        logs = np.log(r)
+        return logs - logs.mean()
+
+    return float(np.linalg.norm(tint(ratio))) + SHADE_MARGIN < float(np.linalg.norm(tint(ratio) - tint(brick)))
+
 
 def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
     """The table without what stands on it: a median over TABLE_WINDOW_MM, smoothed; what

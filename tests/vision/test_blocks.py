@@ -345,6 +345,31 @@ def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
         named = name_colour(top, paper, 1.0, wall_rgb=wall)[0]
         assert named in (("white", "gray") if name in ("white", "gray") else (name,)), (wall_shade, named)
 
+
+@pytest.mark.parametrize("table_albedo, surface", [((0.45, 0.30, 0.16), "wood"), ((0.12, 0.30, 0.14), "green felt"),
+                                                   ((0.55, 0.55, 0.55), "gray mat")])
+def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(table_albedo, surface):
+    """Beside a mini a lamp's shadow is the table darker in every channel alike (a bluer sky may
+    light it); black plastic is gray, darker in the table's brighter channels. On wood or felt
+    the two differ; on a gray mat they do not, and the candidate stays a brick."""
+    from companion.vision.blocks import table_in_shade
+    from companion.vision.colours import srgb_to_linear
+
+    def encode(linear: np.ndarray) -> np.ndarray:
+        v = np.clip(linear, 0.0, 1.0)
+        return np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055)
+
+    warm = np.array([1.0, 0.86, 0.66])  # a 3000 K lamp after the camera's white balance
+    paper = encode(float(srgb_to_linear(PAPER_ALBEDO)) * warm)
+    table = np.asarray(table_albedo) * warm
+    sky = np.array([0.85, 1.0, 1.25])  # the shadow's light: the room's bluer bounce
+    as_bgr = lambda rgb: np.tile(encode(rgb)[::-1] * 255.0, (20, 1))  # noqa: E731
+    for depth in (0.1, 0.3, 0.6):
+        shadow = table * depth * sky
+        assert table_in_shade(as_bgr(shadow), as_bgr(table), paper) == (surface != "gray mat"), depth
+    black = np.array([0.05, 0.05, 0.05]) * warm * 1.3
+    assert not table_in_shade(as_bgr(black), as_bgr(table), paper)
+
 def _tower_scene():
     from companion.synth.scene import tower_bricks
 
