@@ -114,25 +114,26 @@ class BlockFinder:
         # Closing fills dark lines under ~4 mm (a printed mat's grid, wood grain) with the table
         # around them; the narrowest brick is 7.8 mm.
         closed = cv2.morphologyEx(coarse, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+        # 0 where the minis, marked objects and anchors stand: none of them is a block.
+        clear = np.ones(coarse.shape[:2], np.uint8)
+        mask_known(clear, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
         if background is not None:
             table = view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
-            mask, level, unbanded = self._differs(closed, table, minis, view)
+            mask, level, unbanded = self._differs(closed, table, clear)
         else:
             # Twice where things crowd: the second table estimate leaves out what the first found
             # (white walls all around a castle's yard would make its felt look darker than the
             # table). A median over a window things cover less of needs no second look.
             table = local_table(coarse)
-            mask, level, unbanded = self._differs(closed, table, minis, view)
+            mask, level, unbanded = self._differs(closed, table, clear)
             if crowded(mask):
                 table = local_table(coarse, exclude=mask)
-                mask, level, unbanded = self._differs(closed, table, minis, view)
+                mask, level, unbanded = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
-        known = np.ones(mask.shape, np.uint8)
-        mask_known(known, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
-        beside_known = cv2.dilate(1 - known, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0
+        beside_known = cv2.dilate(1 - clear, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0
         blocks: list[FoundBlock] = []
         for label in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[label])
@@ -149,14 +150,13 @@ class BlockFinder:
             blocks += self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
         return blocks
 
-    def _differs(self, closed: np.ndarray, table: np.ndarray, minis: tuple[MiniState, ...], view: TableView
-                 ) -> tuple[np.ndarray, float, np.ndarray]:
-        """What differs from the table (a mask at COARSE_MM), the colour distance that counts, and
-        the mask before the table's edge band is cleared."""
+    def _differs(self, closed: np.ndarray, table: np.ndarray, clear: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+        """What differs from the table (a mask at COARSE_MM) where nothing known stands (`clear`,
+        `mask_known`'s), the colour distance that counts, and the mask before the table's edge band
+        is cleared."""
         diff = colour_distance(closed, table, blur_px=1.0)
         level = max(LEVEL_FLOOR, 4.0 * float(np.median(diff[::4, ::4])))
-        mask = (diff > level).astype(np.uint8)
-        mask_known(mask, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
+        mask = (diff > level).astype(np.uint8) & clear
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # printed lines, grain
         unbanded = mask.copy()
         edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
@@ -443,7 +443,6 @@ def _wall_colour(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
     foot), sampled across the middle of each wall's cast band, clear of its blurred edges and
     its corners; None when no wall is seen wide enough (under the lens, a plate)."""
     foot, footprint = c.view.foot_mm, fit.footprint
-    k = c.view.camera_height_mm / (c.view.camera_height_mm - fit.height_mm)
     points = []
     for normal, along, offset, half_len in footprint.sides():
         base = footprint.centre + normal * offset
@@ -451,7 +450,7 @@ def _wall_colour(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
             continue  # a side facing away: its wall is hidden
         t = np.linspace(-0.6 * half_len, 0.6 * half_len, 7)
         bottom = base[None, :] + along[None, :] * t[:, None]
-        top = foot + k * (bottom - foot)
+        top = c.view.cast(bottom, fit.height_mm)
         if float(np.linalg.norm(top[0] - bottom[0])) < WALL_SEEN_MM:
             continue
         points += [bottom + f * (top - bottom) for f in (0.35, 0.5, 0.65)]
