@@ -12,7 +12,7 @@ from companion.bench.blockscore import BlockScore, Reported, plain_blocks, polyg
 from companion.rules.geometry import point_in_polygon
 from companion.setup_file import setup_to_toml
 from companion.state import BLOCKS_NOT_SEEN, TableState
-from companion.synth.render import Renderer
+from companion.synth.render import Renderer, linear_to_srgb as encode  # a webcam's sRGB curve, clipping at 1
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
 from companion.vision.blocks import BlockFinder, _arms, to_block_states, union_outline
 from companion.vision.blockwatch import GONE_SEARCHES
@@ -304,10 +304,6 @@ def test_a_live_block_search_runs_off_the_camera_thread():
 def test_a_colour_is_named_through_a_tone_curve_a_lamp_highlight_and_clipping(name):
     from companion.vision.colours import name_colour, srgb_to_linear
 
-    def encode(linear: np.ndarray) -> np.ndarray:  # a webcam's sRGB curve, clipping at 1
-        v = np.clip(linear, 0.0, 1.0)
-        return np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055)
-
     albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
     paper = float(srgb_to_linear(PAPER_ALBEDO))
     warm = np.array([1.0, 0.86, 0.66])  # what a white balance leaves of a 3000 K lamp
@@ -320,21 +316,13 @@ def test_a_colour_is_named_through_a_tone_curve_a_lamp_highlight_and_clipping(na
             assert name_colour(top, encode(paper * light))[0] == name, (exposure, highlight)
 
 
-
-@pytest.mark.parametrize("name", list(LEGO_RGB))
+@pytest.mark.parametrize("name", [n for n in LEGO_RGB if n != "black"])  # a black top is never blown to white
 def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
     """A glossy top under a lamp clips to white in every channel; its walls, turned from the lamp,
     keep the plastic's hue at a shade no top has. Colours of a hue are named by the wall; white
     and gray stay neutral (which of the two, no clipped top can say: a gray wall in shade is a
     white one in deeper shade)."""
     from companion.vision.colours import clipped_top, name_colour, srgb_to_linear
-
-    def encode(linear: np.ndarray) -> np.ndarray:
-        v = np.clip(linear, 0.0, 1.0)
-        return np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055)
-
-    if name == "black":
-        return  # a black top is never blown to white
     albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
     warm = np.array([1.0, 0.86, 0.66])
     paper = encode(float(srgb_to_linear(PAPER_ALBEDO)) * warm)
@@ -355,10 +343,6 @@ def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(tab
     from companion.vision.blocks import table_in_shade
     from companion.vision.colours import srgb_to_linear
 
-    def encode(linear: np.ndarray) -> np.ndarray:
-        v = np.clip(linear, 0.0, 1.0)
-        return np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055)
-
     warm = np.array([1.0, 0.86, 0.66])  # a 3000 K lamp after the camera's white balance
     paper = encode(float(srgb_to_linear(PAPER_ALBEDO)) * warm)
     table = np.asarray(table_albedo) * warm
@@ -369,6 +353,7 @@ def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(tab
         assert table_in_shade(as_bgr(shadow), as_bgr(table), paper) == (surface != "gray mat"), depth
     black = np.array([0.05, 0.05, 0.05]) * warm * 1.3
     assert not table_in_shade(as_bgr(black), as_bgr(table), paper)
+
 
 def _tower_scene():
     from companion.synth.scene import tower_bricks
