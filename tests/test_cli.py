@@ -103,6 +103,10 @@ def test_bench_vision_prints_both_methods():
     data = json.loads(out.stdout)
     assert [m["method"] for m in data["methods"]] == ["pipeline", "pipeline, image only", "plain OpenCV"]
     assert data["methods"][0]["recall"] == 1.0
+    # every block is in the colour confusion matrix, found or missed, and in its kind's count
+    for blocks in data["block_methods"]:
+        assert sum(sum(row.values()) for row in blocks["colours"].values()) == data["blocks"]
+        assert blocks["by_kind"]["single"]["blocks"] == data["blocks"]
 
 
 @pytest.mark.slow

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 
 from companion.setup_file import Setup
-from companion.synth.scene import Scene
+from companion.synth.scene import BLOCK_KINDS, Scene
 from companion.vision.blocks import tile_side_mm
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
@@ -28,6 +29,7 @@ PLAIN_MM = 1.0  # the plain way's top-down view, mm per pixel
 PLAIN_DISTANCE = 30.0  # colour distance from the table's median (8-bit levels) that is "not table"
 PLAIN_SATURATION = 60  # or this much more saturated than the table (HSV, 0-255)
 MIN_BLOCK_MM2 = 100.0
+HALF_BRICK_MM = 4.8  # a height this close is the right number of bricks
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,11 @@ class BlockScore:
     height_errors_mm: list[float] = field(default_factory=list)
     colour_right: list[bool] = field(default_factory=list)
     ms: list[float] = field(default_factory=list)
+    # Per kind of block (`BLOCK_KINDS`): blocks, found, found with the height within half a brick.
+    kinds: dict[str, list[int]] = field(default_factory=lambda: {k: [0, 0, 0] for k in BLOCK_KINDS})
+    # (true colour, the colour reported) of every block found; and the true colours of those missed.
+    colours: Counter = field(default_factory=Counter)
+    missed_colours: Counter = field(default_factory=Counter)
 
     def add(self, scene: Scene, reported: list[Reported], ms: float | None) -> None:
         self.frames += 1
@@ -74,7 +81,7 @@ class BlockScore:
             self.ms.append(ms)
         truth = scene.truth_blocks()
         self.expected += len(truth)
-        pairs = sorted(((polygon_iou(t[0], r.footprint_mm), i, j) for i, t in enumerate(truth)
+        pairs = sorted(((polygon_iou(t.footprints, r.footprint_mm), i, j) for i, t in enumerate(truth)
                         for j, r in enumerate(reported)), reverse=True)
         used_t: set[int] = set()
         used_r: set[int] = set()
@@ -87,9 +94,17 @@ class BlockScore:
             used_r.add(j)
             self.found += 1
             self.ious.append(iou)
+            kind = self.kinds[truth[i].kind]
+            kind[1] += 1
             if reported[j].height_mm is not None:
-                self.height_errors_mm.append(abs(reported[j].height_mm - truth[i][1]))
-            self.colour_right.append(reported[j].color == truth[i][2])
+                self.height_errors_mm.append(abs(reported[j].height_mm - truth[i].height_mm))
+                kind[2] += self.height_errors_mm[-1] <= HALF_BRICK_MM
+            self.colour_right.append(reported[j].color == truth[i].colour)
+            self.colours[(truth[i].colour, reported[j].color)] += 1
+        for i, t in enumerate(truth):
+            self.kinds[t.kind][0] += 1
+            if i not in used_t:
+                self.missed_colours[t.colour] += 1
         self.false_blocks += len(reported) - len(used_r)
 
     def summary(self) -> dict:
@@ -101,11 +116,17 @@ class BlockScore:
             "found": rounded(self.found / self.expected if self.expected else None),
             "mean_iou": rounded(np.mean(self.ious) if self.ious else None),
             "height_mm_p90": rounded(np.percentile(self.height_errors_mm, 90) if self.height_errors_mm else None, 2),
-            "height_within_half_brick": rounded(np.mean(np.array(self.height_errors_mm) <= 4.8)
+            "height_within_half_brick": rounded(np.mean(np.array(self.height_errors_mm) <= HALF_BRICK_MM)
                                                 if self.height_errors_mm else None),
             "colour_right": rounded(np.mean(self.colour_right) if self.colour_right else None),
             "false_per_frame": rounded(self.false_blocks / self.frames if self.frames else None, 2),
             "ms_per_frame": rounded(np.mean(self.ms) if self.ms else None, 1),
+            "by_kind": {k: {"blocks": n, "found": rounded(f / n),
+                            "height_within_half_brick": rounded(h / n) if self.height_errors_mm else None}
+                        for k, (n, f, h) in self.kinds.items() if n},
+            "colours": {t: {**{r: c for (tt, r), c in sorted(self.colours.items()) if tt == t},
+                            **({"missed": self.missed_colours[t]} if self.missed_colours[t] else {})}
+                        for t in sorted({t for t, _ in self.colours} | set(self.missed_colours))},
         }
 
 

@@ -50,7 +50,7 @@ def truth_state(scene: Scene) -> TableState:
     minis = tuple(MiniState(id=m.id, x_mm=m.x_mm, y_mm=m.y_mm, z_mm=m.z_mm, heading_deg=m.heading_deg % 360,
                             tilt_deg=m.tilt_deg) for m in scene.minis)
     blocks = []
-    for i, (footprints, height, colour) in enumerate(scene.truth_blocks()):
+    for i, (footprints, height, colour, _) in enumerate(scene.truth_blocks()):
         outline = footprints[0] if len(footprints) == 1 else union_outline_of(footprints)
         blocks.append(BlockState(tuple((float(x), float(y)) for x, y in outline), float(height), colour, id=i))
     return TableState(registered=True, minis=minis, blocks=tuple(blocks))

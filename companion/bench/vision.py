@@ -21,8 +21,8 @@ from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, 
 from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import BlockFinder
-from companion.vision.markers import dictionary
 from companion.vision.locator import Locator
+from companion.vision.markers import dictionary
 from companion.vision.registration import square_corners_mm
 
 
@@ -199,4 +199,23 @@ def format_table(result: dict) -> str:
     if result["level"] == "standard":
         lines.append("block targets (pipeline): " + ", ".join(
             f"{k} {'<=' if k in ('height_mm_p90', 'false_per_frame') else '>='} {v}" for k, v in targets.items()))
+    pipeline = result["block_methods"][0]
+    lines.append("pipeline by kind (found; found with the height within half a brick; blocks): " + "; ".join(
+        f"{kind} {k['found']}, {k['height_within_half_brick']} ({k['blocks']})" for kind, k in pipeline["by_kind"].items()))
+    lines.extend(format_confusion(pipeline["colours"], f"colours ({pipeline['method']}): rows the true colour, "
+                                  "columns the colour reported for the block found there"))
     return "\n".join(lines)
+
+
+def format_confusion(colours: dict[str, dict[str, int]], title: str) -> list[str]:
+    """The confusion matrix of `BlockScore.summary()["colours"]`, a row per true colour, and a last
+    column of the blocks of that colour not found."""
+    if not colours:
+        return []
+    reported = sorted({r for row in colours.values() for r in row if r != "missed"} | set(colours))
+    width = max(6, *(len(c) + 1 for c in reported))
+    lines = [title, f"{'':<10}" + "".join(f"{c:>{width}}" for c in reported) + f"{'missed':>{width + 1}}"]
+    for truth, row in colours.items():
+        lines.append(f"{truth:<10}" + "".join(f"{row.get(c, 0) or '.':>{width}}" for c in reported)
+                     + f"{row.get('missed', 0) or '.':>{width + 1}}")
+    return lines

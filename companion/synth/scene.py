@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,6 +63,34 @@ class SynthBrick:
         c, s = math.cos(math.radians(self.rotation_deg)), math.sin(math.radians(self.rotation_deg))
         local = np.array([[-a, -b], [a, -b], [a, b], [-a, b]])
         return local @ np.array([[c, s], [-s, c]]) + [self.x_mm, self.y_mm]
+
+
+BLOCK_KINDS = ("single", "touching", "wall", "tower")
+TOUCHING_MM = 0.5  # bricks of a row stand 0.2 mm apart; loose bricks are placed well clear of each other
+
+
+class TruthBlock(NamedTuple):
+    """One block as a block finder should report it."""
+
+    footprints: list[np.ndarray]  # its bricks' footprints (a wall's several), (4, 2) mm each
+    height_mm: float  # its top
+    colour: str  # its top brick's
+    kind: str  # of BLOCK_KINDS: a loose brick, one of a row of touching bricks, a wall that turns, a tower
+
+
+def footprint_gap_mm(a: np.ndarray, b: np.ndarray) -> float:
+    """The distance between two convex footprints (4, 2), counter-clockwise: 0 when a corner of one
+    lies inside the other, else the least distance from a corner of one to a side of the other
+    (two bars laid across each other, no corner inside, are not told apart: bricks do not)."""
+    def to_sides(points: np.ndarray, poly: np.ndarray) -> float:
+        d = np.roll(poly, -1, axis=0) - poly
+        rel = points[:, None] - poly[None]  # (corners, sides, 2)
+        if ((d[None, :, 0] * rel[..., 1] - d[None, :, 1] * rel[..., 0]) >= 0).all(axis=1).any():
+            return 0.0  # a corner inside
+        t = np.clip((rel * d[None]).sum(-1) / (d * d).sum(-1)[None], 0.0, 1.0)
+        return float(np.linalg.norm(rel - t[..., None] * d[None], axis=-1).min())
+
+    return min(to_sides(a, b), to_sides(b, a))
 
 
 @dataclass(frozen=True)
@@ -126,17 +155,20 @@ class Scene:
     # A printed battlefield of squares on the surface: (origin x, origin y, square w, square d, columns, rows), mm.
     printed_squares: tuple[float, float, float, float, int, int] | None = None
 
-    def truth_blocks(self) -> list[tuple[list[np.ndarray], float, str]]:
+    def truth_blocks(self) -> list[TruthBlock]:
         """What a block finder should report: each wall that turns as one block (its bricks'
         footprints), each tower as one block (seen from above, its top brick's colour), every other
-        brick on its own; with the top's height and the colour."""
-        grouped = [list(g) for g in self.walls + self.stacks]
-        in_groups = {i for g in grouped for i in g}
-        groups = grouped + [[i] for i in range(len(self.bricks)) if i not in in_groups]
+        brick on its own; with the top's height, the colour and the kind."""
+        singles = [i for i in range(len(self.bricks)) if i not in {j for g in self.walls + self.stacks for j in g}]
+        footprints = {i: self.bricks[i].footprint_mm() for i in singles}
+        groups = ([(list(g), "wall") for g in self.walls] + [(list(g), "tower") for g in self.stacks]
+                  + [([i], "touching" if any(footprint_gap_mm(footprints[i], footprints[j]) <= TOUCHING_MM
+                                             for j in singles if j != i) else "single") for i in singles])
         result = []
-        for g in groups:
+        for g, kind in groups:
             top = max(g, key=lambda i: self.bricks[i].top_mm)
-            result.append(([self.bricks[i].footprint_mm() for i in g], self.bricks[top].top_mm, self.bricks[top].color))
+            result.append(TruthBlock([self.bricks[i].footprint_mm() for i in g], self.bricks[top].top_mm,
+                                     self.bricks[top].color, kind))
         return result
 
     def setup(self, path: str = "<synthetic>", with_camera: bool = True, roster_heights: bool = True,

@@ -1,0 +1,54 @@
+"""Block scoring by kind and colour (`companion bench vision`'s per-kind line and confusion matrix)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+
+from companion.bench.blockscore import BlockScore, Reported
+from companion.bench.vision import format_confusion
+from companion.synth.scene import SynthBrick, footprint_gap_mm, random_scene
+
+
+def test_each_block_of_the_truth_has_its_kind():
+    scene = random_scene(4, n_walls=1, n_towers=1, n_touching=1)
+    truth = scene.truth_blocks()
+    kinds = Counter(t.kind for t in truth)
+    assert kinds["wall"] == len(scene.walls) == 1 and kinds["tower"] == len(scene.stacks) == 1
+    assert 2 <= kinds["touching"] <= 3 and kinds["single"] == 8
+    # a tower's block is its top brick's colour and height
+    tower = next(t for t in truth if t.kind == "tower")
+    top = max((scene.bricks[i] for i in scene.stacks[0]), key=lambda b: b.top_mm)
+    assert (tower.colour, tower.height_mm) == (top.color, top.top_mm)
+
+
+def test_the_gap_between_footprints():
+    a = SynthBrick(0.0, 0.0, 0.0, 2, 2).footprint_mm()  # 15.8 mm square about the origin
+    assert abs(footprint_gap_mm(a, SynthBrick(16.0, 0.0, 0.0, 2, 2).footprint_mm()) - 0.2) < 1e-9
+    assert abs(footprint_gap_mm(a, SynthBrick(30.0, 0.0, 45.0, 2, 2).footprint_mm()) - (30 - 7.9 - 7.9 * 2 ** 0.5)) < 1e-9
+    assert footprint_gap_mm(a, SynthBrick(5.0, 5.0, 10.0, 2, 2).footprint_mm()) == 0.0  # overlapping
+
+
+def test_the_confusion_matrix_counts_what_was_reported_for_each_true_colour():
+    scene = random_scene(4)
+    bricks = (SynthBrick(300.0, 300.0, 0.0, 2, 2, color="red"), SynthBrick(500.0, 300.0, 0.0, 2, 4, color="gray"),
+              SynthBrick(700.0, 300.0, 0.0, 2, 2, color="blue"))
+    scene = replace(scene, bricks=bricks, walls=(), stacks=())
+    score = BlockScore("pipeline")
+    # red named right, gray taken for white with a brick too many, blue missed, one false block
+    score.add(scene, [Reported(bricks[0].footprint_mm(), 9.6, "red"),
+                      Reported(bricks[1].footprint_mm() + 0.5, 19.2, "white"),
+                      Reported(np.array([[900.0, 300.0], [916.0, 300.0], [916.0, 316.0], [900.0, 316.0]]), 9.6, "black")],
+              None)
+    summary = score.summary()
+    assert summary["colours"] == {"red": {"red": 1}, "gray": {"white": 1}, "blue": {"missed": 1}}
+    assert summary["by_kind"] == {"single": {"blocks": 3, "found": 0.667, "height_within_half_brick": 0.333}}
+    assert summary["false_per_frame"] == 1.0 and summary["colour_right"] == 0.5
+    lines = format_confusion(summary["colours"], "colours")
+    header = lines[1].split()
+    assert header == ["blue", "gray", "red", "white", "missed"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    assert rows["gray"] == [".", ".", ".", "1", "."] and rows["blue"] == [".", ".", ".", ".", "1"]
+    assert rows["red"] == [".", ".", "1", ".", "."]
