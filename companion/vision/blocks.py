@@ -252,11 +252,19 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
         return []
     points, scored = _map_points(labels, origin)
     placed = fit_touching(points, scored, starts, c.view.foot_mm, c.view.camera_height_mm)
+    tops = [_placed_fit(c.view, p).top for p in placed]
     blocks = []
-    for p, mask in zip(placed, masks):
+    for i, (p, mask) in enumerate(zip(placed, masks)):
         if p.explained < MIN_SILHOUETTE_FIT:
             continue
         fit = _placed_fit(c.view, p)
+        # The map places each brick, but tells a height only by how much of its neighbours it
+        # hides; its own walls, where they show, tell it better: the profile fit from its placed
+        # top, leaving out the profiles that cross a neighbour (as for a wall's arms).
+        walls = _fit_box(c.view, c.sample, fit.top, True, tuple(t for j, t in enumerate(tops) if j != i))
+        if walls is not None and _same_place(walls.footprint, p.footprint):
+            p = replace(p, footprint=walls.footprint, height_mm=walls.height_mm)
+            fit = walls
         top = fit.top
         # Its colour where its own top shows (a taller neighbour may cover the rest of it).
         inner = TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
@@ -271,6 +279,17 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
             continue
         blocks.append(_placed_block(p, fit, seen))
     return blocks if len(blocks) >= 2 else []
+
+
+SAME_PLACE_IOU = 0.7  # a touching brick's walls may move its placement, not put it elsewhere
+
+
+def _same_place(a: TableRect, b: TableRect) -> bool:
+    """Two footprints that overlap as much as one brick's placed twice does."""
+    pa, pb = a.corners().astype(np.float32), b.corners().astype(np.float32)
+    inter, _ = cv2.intersectConvexConvex(pa, pb)
+    union = cv2.contourArea(pa) + cv2.contourArea(pb) - inter
+    return union > 0 and inter / union >= SAME_PLACE_IOU
 
 
 def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
