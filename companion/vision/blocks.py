@@ -248,10 +248,17 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
     for mask in masks:
         top = _top_face(fine, mask)
         starts.append(_rect_mm(top if top is not None else mask, origin))
+    widened = [i for i, r in enumerate(starts) if not _brick_sized(r)]
+    starts = [_widened(r) if i in widened else r for i, r in enumerate(starts)]
     if not all(_brick_sized(r) for r in starts):
         return []
     points, scored = _map_points(labels, origin)
-    placed = fit_touching(points, scored, starts, c.view.foot_mm, c.view.camera_height_mm)
+    foot = c.view.foot_mm
+    placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm)
+    if not all(_hidden_by_a_taller(placed[i], placed, foot) for i in widened):
+        # A strip is also a band of a tower's wall (a band a colour), which nothing stands in
+        # front of: the tower's fit is for it.
+        return []
     tops = [_placed_fit(c.view, p).top for p in placed]
     blocks = []
     for i, (p, mask) in enumerate(zip(placed, masks)):
@@ -281,7 +288,29 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
     return blocks if len(blocks) >= 2 else []
 
 
+def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray) -> bool:
+    """Whether a taller brick stands between a part and the camera's foot, where it hides part of
+    its top from the camera."""
+    def reach(p: Placed) -> float:
+        return float(np.linalg.norm(p.footprint.centre - foot_mm))
+
+    return any(p is not part and p.height_mm > part.height_mm and reach(p) < reach(part) for p in placed)
+
+
 SAME_PLACE_IOU = 0.7  # a touching brick's walls may move its placement, not put it elsewhere
+PART_STRIP_MM = 3.0  # the narrowest strip of a low brick's top that a taller neighbour leaves in view
+
+
+def _widened(start: TableRect) -> TableRect:
+    """A touching part's start: a low brick beside a taller one shows a strip of its top (the
+    neighbour hides the rest), narrower than any brick; widened to a stud about its middle, the
+    map's fit places it."""
+    narrow = int(np.argmin(start.half_mm))
+    if not PART_STRIP_MM <= 2 * start.half_mm[narrow] < STUD_MM - 3:
+        return start
+    halves = list(start.half_mm)
+    halves[narrow] = (STUD_MM - GAP_MM) / 2
+    return TableRect(start.centre, start.axis, (halves[0], halves[1]))
 
 
 def _same_place(a: TableRect, b: TableRect) -> bool:

@@ -438,6 +438,16 @@ def test_touching_bricks_have_their_heights():
     assert summary["height_within_half_brick"] == 1.0
 
 
+def test_a_low_brick_a_taller_neighbour_half_hides_is_found():
+    # Its top shows as a strip narrower than any brick: the row was not split, and its outline
+    # was taken for an 83 mm tower.
+    scene = _touching_scene(8)
+    blocks = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+    summary = _score(scene, blocks).summary()
+    assert summary["found"] == 1.0 and summary["colour_right"] == 1.0 and summary["false_per_frame"] == 0
+    assert max(b.height_mm for b in blocks) <= max(b.top_mm for b in scene.bricks) + 3.2
+
+
 @pytest.mark.parametrize("row_seed", [4, 11])
 def test_each_touching_brick_has_the_height_its_own_walls_show(row_seed):
     # Placed on the colour map alone, a brick's height is how much of its neighbours it hides: on
