@@ -58,12 +58,15 @@ class Camera:
             except (OSError, ValueError):
                 linear = None
         if linear is None:
-            linear = pbr.render_linear(scene, look, self.samples, seed=scene.noise_seed)
+            # Kept as the cache keeps it (half floats), so a first run and a rerun score the
+            # same frames: developed from the full floats, a first run's figures differed.
+            linear = pbr.render_linear(scene, look, self.samples, seed=scene.noise_seed).astype(np.float16)
             if self.cache:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_name(path.stem + ".tmp.npy")
-                np.save(tmp, linear.astype(np.float16))
+                np.save(tmp, linear)
                 os.replace(tmp, path)
+            linear = linear.astype(np.float32)
         return pbr.develop(linear, look, seed=scene.noise_seed)
 
     def _key(self, scene: Scene, look) -> str:

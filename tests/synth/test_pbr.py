@@ -63,3 +63,14 @@ def test_the_developed_frame_shows_every_marker_upright_where_the_truth_puts_it(
     for marker_id, corners_mm in expected.items():
         # OpenCV's corners follow the printed marker's own order: a mirrored or turned print fails here.
         assert np.abs(found[marker_id] - scene.pose.project(scene.camera, corners_mm)).max() < 3.0, marker_id  # raw quads: whole pixels
+
+
+def test_a_rerun_from_the_cache_develops_the_frame_the_first_run_did(tmp_path, monkeypatch):
+    from companion.synth.worlds import Camera
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    scene = _scene()
+    first = Camera("pbr", samples=4).render(scene)
+    assert len(list(tmp_path.rglob("*.npy"))) == 1
+    again = Camera("pbr", samples=4).render(scene)
+    assert np.array_equal(first, again)
