@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from companion.setup_file import Setup
+from companion.state import BRICK_MM
 from companion.synth.scene import BLOCK_KINDS, Scene
 from companion.vision.blocks import tile_side_mm
 from companion.vision.camera import CameraModel, TablePose
@@ -29,7 +30,7 @@ PLAIN_MM = 1.0  # the plain way's top-down view, mm per pixel
 PLAIN_DISTANCE = 30.0  # colour distance from the table's median (8-bit levels) that is "not table"
 PLAIN_SATURATION = 60  # or this much more saturated than the table (HSV, 0-255)
 MIN_BLOCK_MM2 = 100.0
-HALF_BRICK_MM = 4.8  # a height this close is the right number of bricks
+HALF_BRICK_MM = BRICK_MM / 2  # a height this close is the right number of bricks
 
 
 @dataclass(frozen=True)

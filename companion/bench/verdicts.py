@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from companion.bench.blockscore import plain_blocks, polygon_iou
+from companion.bench.blockscore import HALF_BRICK_MM, plain_blocks, polygon_iou
 from companion.bench.vision import plain_opencv
 from companion.rules.knight.attack import AttackVerdict, attack, line_cover
 from companion.rules.table import Table
@@ -34,7 +34,6 @@ from companion.vision.locator import Locator
 FIELDS = ("legal", "in_range", "in_view", "full_cover", "partial_cover", "elevation", "attack_bonus", "defence_bonus")
 PLAIN_BLOCK_HEIGHT_MM = 19.2
 POSITION_OFF_MM = 3.0  # a unit placed further than this from the truth is a position cause
-HEIGHT_OFF_MM = 4.8  # a matched block whose top is off by more than half a brick is a height cause
 DEFAULT_LAYOUT = {"n_walls": 1, "n_towers": 1, "n_touching": 1}
 TARGETS = {"all_fields": 0.995, "tables_all_right": 0.9}
 
@@ -156,7 +155,7 @@ def cause(seen: Table, truth: Table, attacker_id: int, target_id: int) -> str:
         match = _best_match(truth_blocks[bid].footprint, seen.blocks)
         if match is None:
             return f"missed block: the {truth_blocks[bid].color} block {tb.height_mm:.1f} mm high on the line"
-        if abs(match.height_mm - tb.height_mm) > HEIGHT_OFF_MM or (
+        if abs(match.height_mm - tb.height_mm) > HALF_BRICK_MM or (
                 match.id in seen_cover and seen_cover[match.id].kind != tb.kind):
             return (f"height: the {truth_blocks[bid].color} block {tb.height_mm:.1f} mm high seen at "
                     f"{match.height_mm:.1f} mm ({tb.kind} cover in truth)")

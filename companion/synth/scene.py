@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from companion.rules.geometry import point_polygon_distance
 from companion.setup_file import AnchorSpec, CameraSpec, MiniSpec, PlayerSpec, Setup, TableSpec
 from companion.vision.brickfit import BRICK_MM, GAP_MM, PLATE_MM, STUD_MM  # bricks as the detector knows them
 from companion.vision.camera import CameraModel, TablePose
@@ -79,18 +80,14 @@ class TruthBlock(NamedTuple):
 
 
 def footprint_gap_mm(a: np.ndarray, b: np.ndarray) -> float:
-    """The distance between two convex footprints (4, 2), counter-clockwise: 0 when a corner of one
-    lies inside the other, else the least distance from a corner of one to a side of the other
-    (two bars laid across each other, no corner inside, are not told apart: bricks do not)."""
-    def to_sides(points: np.ndarray, poly: np.ndarray) -> float:
-        d = np.roll(poly, -1, axis=0) - poly
-        rel = points[:, None] - poly[None]  # (corners, sides, 2)
-        if ((d[None, :, 0] * rel[..., 1] - d[None, :, 1] * rel[..., 0]) >= 0).all(axis=1).any():
-            return 0.0  # a corner inside
-        t = np.clip((rel * d[None]).sum(-1) / (d * d).sum(-1)[None], 0.0, 1.0)
-        return float(np.linalg.norm(rel - t[..., None] * d[None], axis=-1).min())
+    """The distance between two convex footprints (4, 2): 0 when a corner of one lies inside the
+    other, else the least distance from a corner of one to a side of the other (two bars laid
+    across each other, no corner inside, are not told apart: bricks do not)."""
+    def to(points: np.ndarray, polygon: np.ndarray) -> float:
+        outline = [tuple(map(float, q)) for q in polygon]
+        return min(point_polygon_distance(tuple(map(float, p)), outline) for p in points)
 
-    return min(to_sides(a, b), to_sides(b, a))
+    return min(to(a, b), to(b, a))
 
 
 @dataclass(frozen=True)
@@ -160,15 +157,14 @@ class Scene:
         footprints), each tower as one block (seen from above, its top brick's colour), every other
         brick on its own; with the top's height, the colour and the kind."""
         singles = [i for i in range(len(self.bricks)) if i not in {j for g in self.walls + self.stacks for j in g}]
-        footprints = {i: self.bricks[i].footprint_mm() for i in singles}
+        footprints = [b.footprint_mm() for b in self.bricks]
         groups = ([(list(g), "wall") for g in self.walls] + [(list(g), "tower") for g in self.stacks]
                   + [([i], "touching" if any(footprint_gap_mm(footprints[i], footprints[j]) <= TOUCHING_MM
                                              for j in singles if j != i) else "single") for i in singles])
         result = []
         for g, kind in groups:
             top = max(g, key=lambda i: self.bricks[i].top_mm)
-            result.append(TruthBlock([self.bricks[i].footprint_mm() for i in g], self.bricks[top].top_mm,
-                                     self.bricks[top].color, kind))
+            result.append(TruthBlock([footprints[i] for i in g], self.bricks[top].top_mm, self.bricks[top].color, kind))
         return result
 
     def setup(self, path: str = "<synthetic>", with_camera: bool = True, roster_heights: bool = True,

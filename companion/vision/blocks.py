@@ -259,16 +259,15 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
         # A strip is also a band of a tower's wall (a band a colour), which nothing stands in
         # front of: the tower's fit is for it.
         return []
-    tops = [_placed_fit(c.view, p).top for p in placed]
+    fits = [_placed_fit(c.view, p) for p in placed]
     blocks = []
-    for i, (p, mask) in enumerate(zip(placed, masks)):
+    for i, (p, fit, mask) in enumerate(zip(placed, fits, masks)):
         if p.explained < MIN_SILHOUETTE_FIT:
             continue
-        fit = _placed_fit(c.view, p)
         # The map places each brick, but tells a height only by how much of its neighbours it
         # hides; its own walls, where they show, tell it better: the profile fit from its placed
         # top, leaving out the profiles that cross a neighbour (as for a wall's arms).
-        walls = _fit_box(c.view, c.sample, fit.top, True, tuple(t for j, t in enumerate(tops) if j != i))
+        walls = _fit_box(c.view, c.sample, fit.top, True, tuple(f.top for j, f in enumerate(fits) if j != i))
         if walls is not None and _same_place(walls.footprint, p.footprint):
             p = replace(p, footprint=walls.footprint, height_mm=walls.height_mm)
             fit = walls
