@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from companion.live.snapshots import Snapshot
 from companion.rules.knight.game import IllegalEvent
 from companion.run.server import CompanionServer, ServeOptions, serve
+from companion.setup_file import Setup
 from companion.synth import battlefield
 from companion.synth.siege import END_TURN, ROLL, Tap, base_scene, siege_scene, siege_setup, taps as siege_taps
 from companion.synth.source import SyntheticSource
@@ -196,19 +197,26 @@ def _run_engagement(frames: int, options: ServeOptions) -> int:
     return serve(setup, open_camera, "synthetic F0R60D battlefield (demo)", options, [script.on_frame], script.prepare)
 
 
-def _run_siege(frames: int, options: ServeOptions) -> int:
+SIEGE_CAMERA = "synthetic siege table (demo)"
+
+
+def siege_parts(frames: int) -> tuple[Setup, Callable[[], SyntheticSource], DemoScript]:
+    """The siege demo's table setup, its camera and its players' script: what `serve` is given."""
     base = base_scene()
-    setup = siege_setup(base)
     script = DemoScript(frames)
 
     def open_camera() -> SyntheticSource:
         # Endless: past the script's end the scene holds still (rendered once, then reused).
-        return SyntheticSource(lambda i: siege_scene(base, script.scene_frame(i), frames), 1 << 40,
-                               "synthetic siege table (demo)")
+        return SyntheticSource(lambda i: siege_scene(base, script.scene_frame(i), frames), 1 << 40, SIEGE_CAMERA)
 
+    return siege_setup(base), open_camera, script
+
+
+def _run_siege(frames: int, options: ServeOptions) -> int:
+    setup, open_camera, script = siege_parts(frames)
     print(f"companion demo: a siege on a {setup.table.width_mm:.0f} x {setup.table.depth_mm:.0f} mm table, "
           f"{len(setup.minis)} units, {frames} scripted frames; the synthetic camera renders only what moves")
-    return serve(setup, open_camera, "synthetic siege table (demo)", options, [script.on_frame], script.prepare)
+    return serve(setup, open_camera, SIEGE_CAMERA, options, [script.on_frame], script.prepare)
 
 
 DEMOS = {"knight": _run_siege, "forgod": _run_engagement}  # the built-in tables, by rule system

@@ -143,6 +143,77 @@ def test_a_player_measures_reads_a_verdict_and_plays_a_siege_round(knight):
     assert knight.errors == []
 
 
+def test_the_phone_shows_the_turns_ledger_as_the_camera_referees_the_demo_siege(browser, tmp_path):
+    """The demo's siege, played by its script on the real server, watched on a phone: before each of
+    the first two ends of turn (the players look at their phones first) the ledger panel shows what
+    the camera saw this turn: red's squad marched as one move of 2 AP, blue walled the gate (three
+    bricks, each in reach), each against its black die and without a warning."""
+    import queue
+    import threading
+
+    from companion.run.demo import SIEGE_CAMERA, siege_parts
+    from companion.synth.siege import END_TURN
+
+    setup, open_camera, script = siege_parts(48)
+    at_end_of_turn: queue.Queue = queue.Queue()
+    go_on = threading.Semaphore(0)
+    tap = script._tap
+
+    def look_first(t, ledger):  # the players read their phones before they tap "end turn"
+        if t.path == END_TURN and script.played <= 4:
+            at_end_of_turn.put(ledger)
+            go_on.acquire(timeout=120)
+        tap(t, ledger)
+
+    script._tap = look_first
+    server = CompanionServer(setup, open_camera, SIEGE_CAMERA,
+                             ServeOptions(host="127.0.0.1", port=0, data_dir=tmp_path, open_browser=False,
+                                          min_interval_s=0.1), [script.on_frame])
+    script.prepare(server)
+    server.start_camera()
+    server.run_in_thread()
+    phone = Phone(browser, server)
+    try:
+        wait_for(lambda: server.hub.latest().state.registered, what="the first registered frame")
+        phone.join()
+        page = phone.page
+        def shown(player: str) -> tuple[dict, list[str], list[str]]:
+            """The ledger the script read as it came to end the turn, once the phone shows the same:
+            (ledger, the phone's move entries, its fortification entries)."""
+            ledger = at_end_of_turn.get(timeout=240)
+            title = (f"This turn: {ledger['ap_spent']} of {ledger['ap_die']} AP, {len(ledger['units_acted'])} of "
+                     f"{ledger['warriors_die']} warriors, {ledger['attacks_made']} of {ledger['attacks_die']} attacks")
+            page.wait_for_function("t => document.querySelector('#ledger-title').textContent === t", arg=title)
+            assert f"{player}'s turn" in page.locator("#game-line").inner_text()
+            assert ledger["ap_spent"] <= ledger["ap_die"] and page.locator("#ledger-warnings li").count() == 0
+            page.locator("#ledger").screenshot(path=str(tmp_path / f"ledger {player}.png"))  # looked at while writing this test
+            return (ledger, page.locator("#ledger-entries li.ledger-move").all_inner_texts(),
+                    page.locator("#ledger-entries li.ledger-fort").all_inner_texts())
+
+        ledger, moves, forts = shown("red")  # the squad marched: five units, one move, charged once
+        (march,) = ledger["moves"]
+        assert march["units"] == [4, 5, 6, 7, 8] and march["ap"] == 2 == ledger["ap_spent"]
+        assert moves == [f"2 AP: {march['why']}"] and "squad 4, 5, 6, 7, 8 moved together" in moves[0] and forts == []
+        go_on.release()
+        ledger, moves, forts = shown("blue")  # a defender stepped out and walled the gate: 3 bricks in reach
+        (out,) = ledger["moves"]
+        bricks = [f["bricks"] for f in ledger["fortifications"]]
+        assert out["units"] == [20] and out["ap"] == 1 and sum(bricks) == 3 and ledger["ap_spent"] == 1 + 3
+        assert moves == [f"1 AP: {out['why']}"] and len(forts) == len(bricks)
+        assert forts == [f"{f['ap']} AP: {f['why']}" for f in ledger["fortifications"]]
+        assert page.locator("#ledger-entries li.ledger-fort.bad").count() == 0  # none out of reach
+        go_on.release()
+        page.wait_for_function("document.querySelector('#game-line').textContent.includes(\"red's turn\")")
+        log = page.locator("#log").inner_text()
+        assert "red ended the turn" in log and "blue ended the turn" in log
+        assert phone.errors == []
+    finally:
+        go_on.release()
+        go_on.release()
+        phone.close()
+        server.close()
+
+
 _LABEL_BOXES = """() => [...document.querySelectorAll('#map text')].map(t => {
     const r = t.getBoundingClientRect(); return [t.textContent, t.getAttribute('class'), r.left, r.top, r.right, r.bottom]; })"""
 _BASES = """() => [...document.querySelectorAll('#map g.unit circle:last-of-type')].map(c => {
