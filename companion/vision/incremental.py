@@ -38,6 +38,7 @@ MARKER_CONTRAST_SHARE = 0.6  # a changed region is searched only if it keeps thi
 SEARCH_BUDGET = 4  # searched boxes per frame at most; the rest wait their turn
 FOLLOW_SIDES = 4.0  # a marker lost in motion: looked for this many sides further out per frame missed (80 mm at 20 mm)
 FOLLOW_MAX_SIDES = 12.0
+PUSH_SEARCHES = 2  # boxes a frame searched further out for markers just lost in motion
 GLOBAL_CHANGE_SHARE = 0.5  # this share of the known markers changing in one frame: the light changed
 CLOSE_WINDOW_PX = 5  # the second, closer threshold window for a marker the quick search missed
 RESCUE_EVERY = 8  # frames between slow second looks for a marker that stays hidden (under a hand)
@@ -177,12 +178,23 @@ class IncrementalMarkers:
         known = MarkerDetections.concat(kept)
         found = [self._look(gray, camera, roi, known, triage.expected, frame) for roi in merge_boxes(search)]
         found_ids = {int(i) for f in found for i in f.ids}
+        # A marker that changed, still shows its contrast nearby and was not in its box has been
+        # pushed further than the box in one frame (24-60 mm at 10 frames a second): looked for
+        # FOLLOW_SIDES further out this frame, not the next, so a push is followed from its first
+        # frame instead of the mini being held at its start meanwhile.
+        h, w = gray.gray.shape
+        pushed = [_grow(r, w, h, sides=SEARCH_MARGIN + FOLLOW_SIDES) for m, _ in triage.expected
+                  if m not in found_ids for r in self._regions.get(m, []) if r.missed == 0]
+        if pushed:
+            seen_now = MarkerDetections.concat(kept + found)
+            found += [self._search(gray, camera, box, seen_now, rescue=False, quick=True)
+                      for box in merge_boxes(pushed)[:PUSH_SEARCHES]]
+            found_ids = {int(i) for f in found for i in f.ids}
         for marker_id, _ in triage.expected:
             if marker_id not in found_ids:
                 for region in self._regions.get(marker_id, []):
                     region.missed += 1  # next time looked for further out
         if frame % SCAN_EVERY == 0:  # the backstop, at the quick settings (the first frame had them all)
-            h, w = gray.gray.shape
             found.append(self._search(gray, camera, self._next_tile(w, h), MarkerDetections.concat(kept + found),
                                       rescue=False, quick=True))
         self.stats = replace(self.stats, regions_searched=self.stats.regions_searched + len(search),
