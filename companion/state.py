@@ -39,6 +39,7 @@ class MiniState:
     height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked) | setup (the frame's was impossible)
     z_sigma_mm: float = 0.0  # expected error of z_mm (one sigma); x and y move by about z error * distance / camera height
     last_seen_s: float = 0.0  # epoch seconds of the frame it was last seen in (a held mini keeps it)
+    hand_over: bool = False  # held, and a hand covers where it stood (not gone from the table)
 
     def seen_at(self, frame: int, time_s: float | None = None) -> "MiniState":
         """The same state, last seen at `frame` (at `time_s`). A plain attribute copy: the live
@@ -184,7 +185,7 @@ class TableState:
 
 
 _MINI_FIELDS = {"id", "x_mm", "y_mm", "z_mm", "heading_deg", "name", "player", "tilt_deg", "confidence",
-                "status", "last_seen_frame", "height_source", "z_sigma_mm", "last_seen_s"}
+                "status", "last_seen_frame", "height_source", "z_sigma_mm", "last_seen_s", "hand_over"}
 
 
 def _clean(value: Any) -> Any:
@@ -215,6 +216,8 @@ def _mini(m: dict[str, Any]) -> MiniState:
     values["id"] = int(values["id"])
     if values.get("tilt_deg") is None:
         values["tilt_deg"] = 0.0
+    if "hand_over" in values:
+        values["hand_over"] = bool(values["hand_over"])
     for key in ("tilt_deg", "confidence", "z_sigma_mm", "last_seen_s"):
         if key in values:
             values[key] = _finite(values[key], f"mini {values['id']}: {key}")

@@ -5,8 +5,9 @@ registered from the anchors' corners every frame, and if that fails (or the came
 frame is searched. Per mini: the marker height is learned over the frames it stands still
 (re-learned when it steps onto something; a mini in motion is placed from OpenCV's corners at its
 learned height); a mini not seen is **held** at its last position, never moved or dropped; small
-jitter is averaged, real moves are followed at once (hysteresis). Blocks are searched at their own
-pace (`blockwatch`).
+jitter is averaged, real moves are followed at once (hysteresis); whether a hand covers where a
+held mini stood is said every frame (a mini gone with no hand over its place was lifted or knocked
+over). Blocks are searched at their own pace (`blockwatch`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: every
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
 LEARN_WINDOW = 40  # the learned height follows at most this many frames
 RELEARN_MM = 4.0  # a height this far off the learned one, 3 times in a row, is a new level
+# Where a held mini stood is covered (a hand) when the table around it has changed: most of
+# RING_POINTS points on a ring RING_SIDES marker sides (or base radii) out, each by more than
+# RING_CHANGE_LEVEL grey levels in a channel, since it was last seen there (sensor noise stays
+# under ~10; another mini or a brick within the ring changes a few points, a hand most).
+RING_POINTS = 24
+RING_SIDES = 1.5
+RING_CHANGE_LEVEL = 40
+RING_COVERED_SHARE = 0.5
+RING_RETAKE_MM = 10.0  # a seen mini's ring is taken again once it is this far from where it was taken
 ROUGH_MAX_RESIDUAL_PX = 0.8  # an unrefined sighting further than this from a flat square is ignored (raw corners: ~0.3)
 JITTER_MM = 0.8  # moves under this are averaged; above it the mini has moved
 JITTER_DEG = 1.5
@@ -40,6 +50,7 @@ class _Track:
     z_samples: list[float] = field(default_factory=list)
     off_level: int = 0  # consecutive measurements disagreeing with the learned height
     last_z: float | None = None  # unchanged corners give this same value again: no new information
+    ring: tuple[tuple[float, float], np.ndarray] | None = None  # (where, the table around it then): `_with_hands`
 
     @property
     def learned_z(self) -> float | None:
@@ -83,6 +94,7 @@ class LiveTracker:
             state = replace(self._last_state, frame=frame, timestamp=timestamp,
                             minis=tuple(m.seen_at(frame, timestamp) if m.status == "seen" else m
                                         for m in self._last_state.minis))
+            state = self._with_hands(state, image, camera)  # a hand may come or go over a held mini
             state = self._last_state = self._with_blocks(state, image, camera, frame)
             return state
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
@@ -100,9 +112,51 @@ class LiveTracker:
         else:
             precise = {int(i) for i, ok in zip(detections.ids, detections.refined) if ok}
             state = replace(analysis.state, minis=self._follow(analysis, frame, precise))
+        state = self._with_hands(state, image, camera)
         state = self._with_blocks(state, image, camera, frame)
         self._last_state, self._last_key = state, key
         return state
+
+    def _with_hands(self, state: TableState, image: np.ndarray, camera) -> TableState:
+        """Each held mini says whether something large covers where it stood: the table in a ring
+        around its base, as it looked when the mini was last seen there, has mostly changed (a
+        hand). A mini gone with its surroundings as they were was lifted or knocked over."""
+        pose = self._registration.pose if self._registration is not None else None
+        if pose is None or image.ndim != 3:
+            return state
+        if all(m.status == "seen" and not m.hand_over and (t := self._tracks.get(m.id)) is not None
+               and t.ring is not None and _near(t.ring[0], m) for m in state.minis):
+            return state  # everyone seen near where its ring was taken: the usual frame
+        minis = []
+        for m in state.minis:
+            track = self._tracks.get(m.id)
+            over = False
+            if track is not None and m.status == "seen":
+                if track.ring is None or not _near(track.ring[0], m):
+                    track.ring = ((m.x_mm, m.y_mm), self._ring(m, image, camera, pose))  # (rarely: it moved)
+            elif track is not None and m.status == "held" and track.ring is not None:
+                before = track.ring[1]
+                now = self._ring(m, image, camera, pose)
+                changed = np.abs(now - before).max(axis=1) > RING_CHANGE_LEVEL
+                over = bool(np.mean(changed[np.isfinite(before).all(axis=1)]) > RING_COVERED_SHARE) \
+                    if np.isfinite(before).all(axis=1).any() else False
+            minis.append(m if m.hand_over == over else replace(m, hand_over=over))
+        return replace(state, minis=tuple(minis))
+
+    def _ring(self, mini: MiniState, image: np.ndarray, camera, pose) -> np.ndarray:
+        """The frame's colours (RING_POINTS, 3) on the table in a ring around a mini's base (NaN
+        where the ring leaves the frame)."""
+        spec = self.setup.mini(mini.id)
+        radius = RING_SIDES * max(spec.base_mm / 2 if spec else 0.0, spec.marker_mm if spec else 25.0)
+        angles = np.linspace(0, 2 * math.pi, RING_POINTS, endpoint=False)
+        points = np.stack([mini.x_mm + radius * np.cos(angles), mini.y_mm + radius * np.sin(angles),
+                           np.zeros(RING_POINTS)], axis=1)
+        px = np.round(pose.project(camera, points)).astype(int)
+        h, w = image.shape[:2]
+        inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
+        out = np.full((RING_POINTS, 3), np.nan)
+        out[inside] = image[px[inside, 1], px[inside, 0]]
+        return out
 
     def _with_blocks(self, state: TableState, image: np.ndarray, camera, frame: int) -> TableState:
         """The state with the blocks that stood still (searched when due, in colour frames)."""
@@ -154,6 +208,11 @@ class LiveTracker:
                     track.state = replace(track.state, status="held")
                 out[marker_id] = track.state
         return tuple(out[i] for i in sorted(out))
+
+def _near(where: tuple[float, float], mini: MiniState) -> bool:
+    """Within RING_RETAKE_MM of where a mini's ring was taken (a walker's is not taken every frame)."""
+    return abs(where[0] - mini.x_mm) < RING_RETAKE_MM and abs(where[1] - mini.y_mm) < RING_RETAKE_MM
+
 
 def _learn_height(track: _Track, measured_z: float) -> None:
     learned = track.learned_z

@@ -326,7 +326,8 @@ def test_a_knocked_over_unit_is_proposed_never_applied_and_one_tap_confirms_it(s
 
 
 def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
-    """A unit the camera has not seen for more than 5 s (held at its old place) is asked about."""
+    """A unit the camera has not seen for more than 5 s (held at its old place), with no hand over
+    where it stood, is asked about; one a hand has covered as long is not."""
     from dataclasses import replace as replace_
 
     from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub
@@ -341,7 +342,9 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     finally:
         r.close()
     now = state.timestamp
-    minis = tuple(replace_(m, status="held", last_seen_s=now - 9.0) if m.id == 7 else m for m in state.minis)
+    minis = tuple(replace_(m, status="held", last_seen_s=now - 9.0) if m.id == 7 else
+                  replace_(m, status="held", last_seen_s=now - 9.0, hand_over=True) if m.id == 8 else m
+                  for m in state.minis)
     hub = SnapshotHub(Snapshot(1, 1, now, replace_(state, minis=minis), True, CameraStatus("ok", "test", "")))
     store = GameStore(tmp_path / "g.sqlite", setup)
     companion = Companion(setup, hub, "test-token-0123456789", store)
@@ -351,6 +354,7 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     proposals = client.get("/api/game").get_json()["proposals"]
     (p,) = [p for p in proposals if p["unit"] == 7]
     assert p["kind"] == "left_table" and "left the table: dead?" in p["ask"] and "9 s" in p["why"]
+    assert "no hand covers where it stood" in p["why"] and not [p for p in proposals if p["unit"] == 8]
     store.close()
 
 

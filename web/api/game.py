@@ -39,12 +39,13 @@ def game_json(c: Companion) -> dict:
             "version": c.store.version}
 
 
-LIFTED_AFTER_S = 5.0  # a unit not seen this long is asked about (a hand rarely rests on one that long)
+LIFTED_AFTER_S = 5.0  # a unit not seen this long, with no hand over its place, is asked about
 
 
 def proposals(c: Companion) -> list[dict]:
     """What the camera saw that the players should confirm (one tap each, undoable): a unit knocked
-    over (its marker tilted more than 45 deg), a unit gone from the table, a unit sealed in a
+    over (its marker tilted more than 45 deg), a unit gone from the table (not seen for a while and
+    no hand over its place: a hand resting on it is not asked about), a unit sealed in a
     sarcophagus. Never applied without a player. (Part of the game's answer, which /api/state
     works out once per view.)"""
     from companion.rules.knight.referee import sealed
@@ -63,9 +64,10 @@ def proposals(c: Companion) -> list[dict]:
             why = f"the camera sees {name} knocked over: its marker is tilted {unit.tilt_deg:.0f} deg"
             out.append({"unit": unit.id, "kind": "knocked_over", "why": why, "ask": f"{name} knocked over: dead?",
                         "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}})
-        elif mini is not None and mini.status != "seen" and mini.last_seen_s and \
+        elif mini is not None and mini.status != "seen" and not mini.hand_over and mini.last_seen_s and \
                 state.timestamp - mini.last_seen_s > LIFTED_AFTER_S:
-            why = f"the camera has not seen {name} for {state.timestamp - mini.last_seen_s:.0f} s"
+            why = (f"the camera has not seen {name} for {state.timestamp - mini.last_seen_s:.0f} s, and no hand "
+                   "covers where it stood (lifted, or knocked over out of sight)")
             out.append({"unit": unit.id, "kind": "left_table", "why": why, "ask": f"{name} left the table: dead?",
                         "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}})
         elif unit.status == "seen" and sealed(view.table, unit):
