@@ -39,7 +39,7 @@ class MiniState:
     height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked) | setup (the frame's was impossible)
     z_sigma_mm: float = 0.0  # expected error of z_mm (one sigma); x and y move by about z error * distance / camera height
     last_seen_s: float = 0.0  # epoch seconds of the frame it was last seen in (a held mini keeps it)
-    hand_over: bool = False  # held, and a hand covers where it stood (not gone from the table)
+    held_place: str = ""  # held: what is where it stood now: hand (covered) | table (bare: lifted) | other (knocked over?)
 
     def seen_at(self, frame: int, time_s: float | None = None) -> "MiniState":
         """The same state, last seen at `frame` (at `time_s`). A plain attribute copy: the live
@@ -185,7 +185,7 @@ class TableState:
 
 
 _MINI_FIELDS = {"id", "x_mm", "y_mm", "z_mm", "heading_deg", "name", "player", "tilt_deg", "confidence",
-                "status", "last_seen_frame", "height_source", "z_sigma_mm", "last_seen_s", "hand_over"}
+                "status", "last_seen_frame", "height_source", "z_sigma_mm", "last_seen_s", "held_place"}
 
 
 def _clean(value: Any) -> Any:
@@ -216,8 +216,8 @@ def _mini(m: dict[str, Any]) -> MiniState:
     values["id"] = int(values["id"])
     if values.get("tilt_deg") is None:
         values["tilt_deg"] = 0.0
-    if "hand_over" in values:
-        values["hand_over"] = bool(values["hand_over"])
+    if "held_place" in values:
+        values["held_place"] = str(values["held_place"] or "")
     for key in ("tilt_deg", "confidence", "z_sigma_mm", "last_seen_s"):
         if key in values:
             values[key] = _finite(values[key], f"mini {values['id']}: {key}")

@@ -6,8 +6,7 @@ frame is searched. Per mini: the marker height is learned over the frames it sta
 (re-learned when it steps onto something; a mini in motion is placed from OpenCV's corners at its
 learned height); a mini not seen is **held** at its last position, never moved or dropped; small
 jitter is averaged, real moves are followed at once (hysteresis); whether a hand covers where a
-held mini stood is said every frame (a mini gone with no hand over its place was lifted or knocked
-over). Blocks are searched at their own pace (`blockwatch`).
+held mini stood is said every frame (a hand; the bare table: lifted; something else: knocked over?). Blocks are searched at their own pace (`blockwatch`).
 """
 
 from __future__ import annotations
@@ -33,7 +32,8 @@ RELEARN_MM = 4.0  # a height this far off the learned one, 3 times in a row, is 
 # Where a held mini stood is covered (a hand) when the table around it has changed: most of
 # RING_POINTS points on a ring RING_SIDES marker sides (or base radii) out, each by more than
 # RING_CHANGE_LEVEL grey levels in a channel, since it was last seen there (sensor noise stays
-# under ~10; another mini or a brick within the ring changes a few points, a hand most).
+# under ~10; another mini or a brick within the ring changes a few points, a hand most). Its
+# marker's square is bare table when its median is the ring's within RING_CHANGE_LEVEL too.
 RING_POINTS = 24
 RING_SIDES = 1.5
 RING_CHANGE_LEVEL = 40
@@ -50,7 +50,7 @@ class _Track:
     z_samples: list[float] = field(default_factory=list)
     off_level: int = 0  # consecutive measurements disagreeing with the learned height
     last_z: float | None = None  # unchanged corners give this same value again: no new information
-    ring: tuple[tuple[float, float], np.ndarray] | None = None  # (where, the table around it then): `_with_hands`
+    ring: tuple[tuple[float, float], np.ndarray] | None = None  # (where, the table around it then): `_with_places`
 
     @property
     def learned_z(self) -> float | None:
@@ -94,7 +94,7 @@ class LiveTracker:
             state = replace(self._last_state, frame=frame, timestamp=timestamp,
                             minis=tuple(m.seen_at(frame, timestamp) if m.status == "seen" else m
                                         for m in self._last_state.minis))
-            state = self._with_hands(state, image, camera)  # a hand may come or go over a held mini
+            state = self._with_places(state, image, camera)  # a hand may come or go over a held mini
             state = self._last_state = self._with_blocks(state, image, camera, frame)
             return state
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
@@ -112,36 +112,54 @@ class LiveTracker:
         else:
             precise = {int(i) for i, ok in zip(detections.ids, detections.refined) if ok}
             state = replace(analysis.state, minis=self._follow(analysis, frame, precise))
-        state = self._with_hands(state, image, camera)
+        state = self._with_places(state, image, camera)
         state = self._with_blocks(state, image, camera, frame)
         self._last_state, self._last_key = state, key
         return state
 
-    def _with_hands(self, state: TableState, image: np.ndarray, camera) -> TableState:
-        """Each held mini says whether something large covers where it stood: the table in a ring
-        around its base, as it looked when the mini was last seen there, has mostly changed (a
-        hand). A mini gone with its surroundings as they were was lifted or knocked over."""
+    def _with_places(self, state: TableState, image: np.ndarray, camera) -> TableState:
+        """Each held mini says what is where it stood now (`held_place`): "hand" when the table in
+        a ring around its base, as it looked when the mini was last seen there, has mostly changed
+        (something large covers the place); else "table" when its marker's square now shows the
+        table's colour (the ring's: lifted away), or "other" (something lies there: knocked over?)."""
         pose = self._registration.pose if self._registration is not None else None
         if pose is None or image.ndim != 3:
             return state
-        if all(m.status == "seen" and not m.hand_over and (t := self._tracks.get(m.id)) is not None
+        if all(m.status == "seen" and not m.held_place and (t := self._tracks.get(m.id)) is not None
                and t.ring is not None and _near(t.ring[0], m) for m in state.minis):
             return state  # everyone seen near where its ring was taken: the usual frame
         minis = []
         for m in state.minis:
             track = self._tracks.get(m.id)
-            over = False
+            place = ""
             if track is not None and m.status == "seen":
                 if track.ring is None or not _near(track.ring[0], m):
                     track.ring = ((m.x_mm, m.y_mm), self._ring(m, image, camera, pose))  # (rarely: it moved)
             elif track is not None and m.status == "held" and track.ring is not None:
-                before = track.ring[1]
-                now = self._ring(m, image, camera, pose)
-                changed = np.abs(now - before).max(axis=1) > RING_CHANGE_LEVEL
-                over = bool(np.mean(changed[np.isfinite(before).all(axis=1)]) > RING_COVERED_SHARE) \
-                    if np.isfinite(before).all(axis=1).any() else False
-            minis.append(m if m.hand_over == over else replace(m, hand_over=over))
+                place = self._place_now(m, track.ring[1], image, camera, pose)
+            minis.append(m if m.held_place == place else replace(m, held_place=place))
         return replace(state, minis=tuple(minis))
+
+    def _place_now(self, mini: MiniState, ring_then: np.ndarray, image: np.ndarray, camera, pose) -> str:
+        ring_now = self._ring(mini, image, camera, pose)
+        known = np.isfinite(ring_then).all(axis=1) & np.isfinite(ring_now).all(axis=1)
+        if not known.any():
+            return ""
+        changed = np.abs(ring_now[known] - ring_then[known]).max(axis=1) > RING_CHANGE_LEVEL
+        if np.mean(changed) > RING_COVERED_SHARE:
+            return "hand"
+        spec = self.setup.mini(mini.id)
+        half = (spec.marker_mm if spec else 20.0) / 2
+        corners = pose.project(camera, np.array([[mini.x_mm + dx, mini.y_mm + dy, mini.z_mm]
+                                                 for dx in (-half, half) for dy in (-half, half)]))
+        h, w = image.shape[:2]
+        x0, y0 = np.clip(np.floor(corners.min(axis=0)), 0, (w, h)).astype(int)
+        x1, y1 = np.clip(np.ceil(corners.max(axis=0)), 0, (w, h)).astype(int)
+        square = image[y0:y1, x0:x1].reshape(-1, 3)
+        if not len(square):
+            return ""
+        table = np.abs(np.median(square, axis=0) - np.median(ring_now[known], axis=0)).max() <= RING_CHANGE_LEVEL
+        return "table" if table else "other"
 
     def _ring(self, mini: MiniState, image: np.ndarray, camera, pose) -> np.ndarray:
         """The frame's colours (RING_POINTS, 3) on the table in a ring around a mini's base (NaN

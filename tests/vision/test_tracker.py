@@ -92,28 +92,33 @@ def test_a_frame_without_anchors_moves_nothing(sequence):
     assert all(m.status == "held" for m in after.minis)
 
 
-def test_a_held_mini_says_whether_a_hand_covers_its_place_or_it_is_gone():
-    """A hand resting over a mini: held, and `hand_over` (it is not gone, however long the hand
-    stays). The hand lifts it away: held where it stood, no hand over its place. On a wood table,
-    whose colour is skin's as a hue test sees it, and on felt."""
+def test_a_held_mini_says_what_is_where_it_stood_a_hand_the_bare_table_or_itself_lying():
+    """A hand resting over a mini: held, `held_place` "hand" (it is not gone, however long the hand
+    stays). The hand lifts it away: "table". Knocked over instead, lying with its marker turned
+    away from the camera: "other". On a felt table and on wood (whose hue is skin's)."""
     from companion.synth.scene import SynthHand
 
     renderer = Renderer()
     for seed in (0, 3):
         base = random_scene(seed * 7919 + 11, "standard", n_minis=8, n_bricks=2)
         mini = base.minis[3]
+        away = math.degrees(math.atan2(mini.y_mm - base.pose.camera_centre_mm[1], mini.x_mm - base.pose.camera_centre_mm[0]))
+        lying = replace(mini, tilt_deg=90.0, tilt_towards_deg=away, z_mm=mini.base_mm / 2)
         hand = replace(base, hands=(SynthHand(mini.x_mm, mini.y_mm + 20, 110.0, 90.0),))
         gone = replace(base, minis=tuple(m for m in base.minis if m.id != mini.id))
-        tracker = LiveTracker(base.setup(), blocks=False)
-        for frame, scene in enumerate([base] * 3 + [hand] * 3 + [gone] * 3):
-            state = tracker.update(renderer.render(replace(scene, noise_seed=frame)), frame, float(frame))
-            others = [m for m in state.minis if m.id != mini.id]
-            assert all(m.status == "seen" and not m.hand_over for m in others), (base.surface, frame)
-            held = state.mini(mini.id)
-            if scene is base:
-                assert held.status == "seen" and not held.hand_over
-            else:
-                assert held.status == "held" and held.hand_over == (scene is hand), (base.surface, frame)
+        fallen = replace(base, minis=tuple(lying if m.id == mini.id else m for m in base.minis))
+        for later, place in ((gone, "table"), (fallen, "other")):
+            tracker = LiveTracker(base.setup(), blocks=False)
+            for frame, scene in enumerate([base] * 3 + [hand] * 3 + [later] * 3):
+                state = tracker.update(renderer.render(replace(scene, noise_seed=frame)), frame, float(frame))
+                others = [m for m in state.minis if m.id != mini.id]
+                assert all(m.status == "seen" and not m.held_place for m in others), (base.surface, frame)
+                held = state.mini(mini.id)
+                if scene is base:
+                    assert held.status == "seen" and not held.held_place
+                    continue
+                expected = "hand" if scene is hand else place
+                assert held.status == "held" and held.held_place == expected, (base.surface, frame, held.held_place)
                 assert math.hypot(held.x_mm - mini.x_mm, held.y_mm - mini.y_mm) < 2.0
 
 

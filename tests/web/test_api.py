@@ -327,7 +327,8 @@ def test_a_knocked_over_unit_is_proposed_never_applied_and_one_tap_confirms_it(s
 
 def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     """A unit the camera has not seen for more than 5 s (held at its old place), with no hand over
-    where it stood, is asked about; one a hand has covered as long is not."""
+    where it stood, is asked about; one a hand has covered as long is not; one whose marker vanished
+    where something now lies is a knocked-over candidate after a second."""
     from dataclasses import replace as replace_
 
     from companion.live.snapshots import CameraStatus, Snapshot, SnapshotHub
@@ -343,7 +344,9 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
         r.close()
     now = state.timestamp
     minis = tuple(replace_(m, status="held", last_seen_s=now - 9.0) if m.id == 7 else
-                  replace_(m, status="held", last_seen_s=now - 9.0, hand_over=True) if m.id == 8 else m
+                  replace_(m, status="held", last_seen_s=now - 9.0, held_place="hand") if m.id == 8 else
+                  replace_(m, status="held", last_seen_s=now - 2.0, held_place="other") if m.id == 6 else
+                  replace_(m, status="held", last_seen_s=now - 2.0, held_place="table") if m.id == 5 else m
                   for m in state.minis)
     hub = SnapshotHub(Snapshot(1, 1, now, replace_(state, minis=minis), True, CameraStatus("ok", "test", "")))
     store = GameStore(tmp_path / "g.sqlite", setup)
@@ -354,7 +357,11 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     proposals = client.get("/api/game").get_json()["proposals"]
     (p,) = [p for p in proposals if p["unit"] == 7]
     assert p["kind"] == "left_table" and "left the table: dead?" in p["ask"] and "9 s" in p["why"]
-    assert "no hand covers where it stood" in p["why"] and not [p for p in proposals if p["unit"] == 8]
+    assert "no hand over its place" in p["why"] and not [p for p in proposals if p["unit"] == 8]
+    # Gone 2 s: with something lying where it stood, a knocked-over candidate; lifted, not yet asked.
+    (k,) = [p for p in proposals if p["unit"] == 6]
+    assert k["kind"] == "knocked_over" and "vanished where it stood" in k["why"] and "knocked over: dead?" in k["ask"]
+    assert not [p for p in proposals if p["unit"] == 5]
     store.close()
 
 

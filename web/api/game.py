@@ -40,12 +40,14 @@ def game_json(c: Companion) -> dict:
 
 
 LIFTED_AFTER_S = 5.0  # a unit not seen this long, with no hand over its place, is asked about
+VANISHED_AFTER_S = 1.0  # ... this long, when something lies where it stood: knocked over?
 
 
 def proposals(c: Companion) -> list[dict]:
     """What the camera saw that the players should confirm (one tap each, undoable): a unit knocked
-    over (its marker tilted more than 45 deg), a unit gone from the table (not seen for a while and
-    no hand over its place: a hand resting on it is not asked about), a unit sealed in a
+    over (its marker tilted more than 45 deg, or vanished where it stood with something lying
+    there), a unit gone from the table (not seen for a while, no hand over its place: a hand
+    resting on it is not asked about), a unit sealed in a
     sarcophagus. Never applied without a player. (Part of the game's answer, which /api/state
     works out once per view.)"""
     from companion.rules.knight.referee import sealed
@@ -64,11 +66,9 @@ def proposals(c: Companion) -> list[dict]:
             why = f"the camera sees {name} knocked over: its marker is tilted {unit.tilt_deg:.0f} deg"
             out.append({"unit": unit.id, "kind": "knocked_over", "why": why, "ask": f"{name} knocked over: dead?",
                         "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}})
-        elif mini is not None and mini.status != "seen" and not mini.hand_over and mini.last_seen_s and \
-                state.timestamp - mini.last_seen_s > LIFTED_AFTER_S:
-            why = (f"the camera has not seen {name} for {state.timestamp - mini.last_seen_s:.0f} s, and no hand "
-                   "covers where it stood (lifted, or knocked over out of sight)")
-            out.append({"unit": unit.id, "kind": "left_table", "why": why, "ask": f"{name} left the table: dead?",
+        elif (gone := _gone(mini, name, state.timestamp)) is not None:
+            kind, ask, why = gone
+            out.append({"unit": unit.id, "kind": kind, "why": why, "ask": ask,
                         "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}})
         elif unit.status == "seen" and sealed(view.table, unit):
             last = [u for u in view.table.units if u.player == unit.player and statuses.get(u.id, "alive") != "gone"]
@@ -79,6 +79,24 @@ def proposals(c: Companion) -> list[dict]:
                         "event": {"kind": "unit_died", "unit": unit.id, "cause": f"{why} (confirmed on the phone)"}
                         if len(last) == 1 else None})
     return out
+
+
+def _gone(mini, name: str, now_s: float) -> tuple[str, str, str] | None:
+    """(kind, ask, why) for a held mini no longer under a hand, by what is where it stood
+    (`held_place`): something lying there for VANISHED_AFTER_S, a knocked-over candidate; the bare
+    table (or no word of it) for LIFTED_AFTER_S, a unit that left the table. None: nothing to ask."""
+    if mini is None or mini.status == "seen" or not mini.last_seen_s or mini.held_place == "hand":
+        return None
+    away_s = now_s - mini.last_seen_s
+    if mini.held_place == "other" and away_s > VANISHED_AFTER_S:
+        return ("knocked_over", f"{name} knocked over: dead?",
+                f"{name}'s marker vanished where it stood {away_s:.0f} s ago, with no hand over its place, "
+                "and something lies there")
+    if away_s > LIFTED_AFTER_S:
+        bare = ", and the table is bare where it stood" if mini.held_place == "table" else ""
+        return ("left_table", f"{name} left the table: dead?",
+                f"the camera has not seen {name} for {away_s:.0f} s, with no hand over its place{bare}")
+    return None
 
 
 def turn_ledger(c: Companion) -> dict | None:
