@@ -5,8 +5,9 @@ registered from the anchors' corners every frame, and if that fails (or the came
 frame is searched. Per mini: the marker height is learned over the frames it stands still
 (re-learned when it steps onto something; a mini in motion is placed from OpenCV's corners at its
 learned height); a mini not seen is **held** at its last position, never moved or dropped; small
-jitter is averaged, real moves are followed at once (hysteresis); whether a hand covers where a
-held mini stood is said every frame (a hand; the bare table: lifted; something else: knocked over?). Blocks are searched at their own pace (`blockwatch`).
+jitter is averaged, real moves are followed at once (hysteresis); what is where a held mini stood
+is said every frame (a hand; the bare table: lifted; something else: knocked over?). Blocks are
+searched at their own pace (`blockwatch`).
 """
 
 from __future__ import annotations
@@ -226,6 +227,7 @@ class LiveTracker:
                     track.state = replace(track.state, status="held")
                 out[marker_id] = track.state
         return tuple(out[i] for i in sorted(out))
+
 
 def _near(where: tuple[float, float], mini: MiniState) -> bool:
     """Within RING_RETAKE_MM of where a mini's ring was taken (a walker's is not taken every frame)."""

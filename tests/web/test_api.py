@@ -343,7 +343,7 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     finally:
         r.close()
     now = state.timestamp
-    minis = tuple(replace_(m, status="held", last_seen_s=now - 9.0) if m.id == 7 else
+    minis = tuple(replace_(m, status="held", last_seen_s=now - 9.0, held_place="table") if m.id == 7 else
                   replace_(m, status="held", last_seen_s=now - 9.0, held_place="hand") if m.id == 8 else
                   replace_(m, status="held", last_seen_s=now - 2.0, held_place="other") if m.id == 6 else
                   replace_(m, status="held", last_seen_s=now - 2.0, held_place="table") if m.id == 5 else m
@@ -357,7 +357,7 @@ def test_a_unit_gone_from_the_table_for_a_while_is_asked_about(siege, tmp_path):
     proposals = client.get("/api/game").get_json()["proposals"]
     (p,) = [p for p in proposals if p["unit"] == 7]
     assert p["kind"] == "left_table" and "left the table: dead?" in p["ask"] and "9 s" in p["why"]
-    assert "no hand over its place" in p["why"] and not [p for p in proposals if p["unit"] == 8]
+    assert "no hand over its place and the table bare" in p["why"] and not [p for p in proposals if p["unit"] == 8]
     # Gone 2 s: with something lying where it stood, a knocked-over candidate; lifted, not yet asked.
     (k,) = [p for p in proposals if p["unit"] == 6]
     assert k["kind"] == "knocked_over" and "vanished where it stood" in k["why"] and "knocked over: dead?" in k["ask"]

@@ -93,9 +93,9 @@ def _gone(mini, name: str, now_s: float) -> tuple[str, str, str] | None:
                 f"{name}'s marker vanished where it stood {away_s:.0f} s ago, with no hand over its place, "
                 "and something lies there")
     if away_s > LIFTED_AFTER_S:
-        bare = ", and the table is bare where it stood" if mini.held_place == "table" else ""
-        return ("left_table", f"{name} left the table: dead?",
-                f"the camera has not seen {name} for {away_s:.0f} s, with no hand over its place{bare}")
+        # No word of its place (the tracker never saw the table around it): said as it is.
+        seen = ", with no hand over its place and the table bare where it stood" if mini.held_place == "table" else ""
+        return ("left_table", f"{name} left the table: dead?", f"the camera has not seen {name} for {away_s:.0f} s{seen}")
     return None
 
 
