@@ -177,6 +177,7 @@ def test_the_phone_shows_the_turns_ledger_as_the_camera_referees_the_demo_siege(
         wait_for(lambda: server.hub.latest().state.registered, what="the first registered frame")
         phone.join()
         page = phone.page
+
         def shown(player: str) -> tuple[dict, list[str], list[str]]:
             """The ledger the script read as it came to end the turn, once the phone shows the same:
             (ledger, the phone's move entries, its fortification entries)."""
