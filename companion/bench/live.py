@@ -137,6 +137,21 @@ def format_table(r: dict) -> str:
 
 
 PUSH_SPEEDS_MM = (24.0, 40.0, 60.0)  # mm a frame: at 10 frames/s an ordinary 0.24-0.6 m/s push
+def _against_plain(tracker_ms: list[float], images: list[np.ndarray], dictionary_name: str) -> dict:
+    """The tracker's mean cost on these frames next to full-frame `detectMarkers` (default
+    parameters, the frame as the camera gives it) timed on the same frames afterwards: what a
+    sequence's row adds to its own figures (rough: the tracker's frames were timed between renders)."""
+    detector = cv2.aruco.ArucoDetector(dictionary(dictionary_name), cv2.aruco.DetectorParameters())
+    plain = []
+    for image in images:
+        start = time.perf_counter()
+        detector.detectMarkers(image)
+        plain.append((time.perf_counter() - start) * 1000)
+    t_mean, p_mean = float(np.mean(tracker_ms)), float(np.mean(plain))
+    return {"tracker_ms_mean": round(t_mean, 2), "detect_markers_ms_mean": round(p_mean, 2),
+            "cost_ratio": round(t_mean / p_mean, 3)}
+
+
 PUSH_FRAMES = 8
 RIGHT_MM = 3.0  # a reported position this close to the truth is the right answer
 
@@ -166,9 +181,10 @@ def push_run(seed: int = 0, speeds: tuple[float, ...] = PUSH_SPEEDS_MM, progress
             scenes.append(replace(base, minis=minis, noise_seed=f))
             truth.append((x, y))
         tracker = LiveTracker(setup, blocks=False)
-        errors, costs = [], []
+        errors, costs, images = [], [], []
         for f, scene in enumerate(scenes):
             image = renderer.render(scene)
+            images.append(image)
             start = time.perf_counter()
             state = tracker.update(image, f, time.time())
             costs.append((time.perf_counter() - start) * 1000)
@@ -185,20 +201,28 @@ def push_run(seed: int = 0, speeds: tuple[float, ...] = PUSH_SPEEDS_MM, progress
                      "lagging_frames": sum(e > RIGHT_MM for e in during),
                      "worst_error_mm": round(max(during), 1) if max(during) < math.inf else None,
                      "frames_to_right_after_stop": settle,
-                     "worst_frame_ms": round(max(costs[still:]), 1)})
+                     "worst_frame_ms": round(max(costs[still:]), 1),
+                     **_against_plain(costs[still:], images[still:], setup.dictionary)})
     return {"seed": seed, "mini": pushed.id, "marker_mm": pushed.marker_mm, "rows": rows}
+
+
+RATIO_HEADER = f"{'ms/frame':>10}{'detectMarkers ms':>18}{'ratio':>7}"  # a sequence row's cost, next to the plain way's
+
+
+def _ratio_cell(row: dict) -> str:
+    return f"{row['tracker_ms_mean']:>10}{row['detect_markers_ms_mean']:>18}{row['cost_ratio']:>7}"
 
 
 def format_push(r: dict) -> str:
     lines = [f"bench live --sequence push: mini {r['mini']} ({r['marker_mm']:g} mm marker) pushed {PUSH_FRAMES} frames "
              f"at each speed, then left (seed {r['seed']}); right = within {RIGHT_MM:g} mm and seen",
              f"{'mm/frame':>9}{'lagging frames':>16}{'worst error mm':>16}{'to right after stop':>21}{'worst frame ms':>16}"
-             f"{'lag at 10 fps':>15}{'at 30 fps':>11}"]
+             f"{'lag at 10 fps':>15}{'at 30 fps':>11}{RATIO_HEADER}"]
     for row in r["rows"]:
         lag = row["lagging_frames"]
         lines.append(f"{row['speed_mm_per_frame']:>9g}{lag:>16}{str(row['worst_error_mm']):>16}"
                      f"{str(row['frames_to_right_after_stop']) + ' frames':>21}{row['worst_frame_ms']:>16}"
-                     f"{lag / 10:>13.1f} s{lag / 30:>9.2f} s")
+                     f"{lag / 10:>13.1f} s{lag / 30:>9.2f} s{_ratio_cell(row)}")
     return "\n".join(lines)
 
 
@@ -218,8 +242,8 @@ def exposure_run(seed: int = 0, steps: tuple[float, ...] = EXPOSURE_STEPS, progr
         tracker = LiveTracker(setup, blocks=False)
         stepped = np.clip(image.astype(np.float32) * gain, 0, 255).astype(np.uint8)
         right_at, held_max, costs = None, 0, []
-        for f in range(before + after):
-            frame = image if f < before else stepped
+        frames = [image if f < before else stepped for f in range(before + after)]
+        for f, frame in enumerate(frames):
             start = time.perf_counter()
             state = tracker.update(frame, f, time.time())
             costs.append((time.perf_counter() - start) * 1000)
@@ -233,18 +257,20 @@ def exposure_run(seed: int = 0, steps: tuple[float, ...] = EXPOSURE_STEPS, progr
             if progress:
                 progress(k * (before + after) + f + 1, len(steps) * (before + after))
         rows.append({"gain": gain, "frames_to_all_seen": right_at, "most_not_seen": held_max,
-                     "minis": len(base.minis), "worst_frame_ms": round(max(costs[before:]), 1)})
+                     "minis": len(base.minis), "worst_frame_ms": round(max(costs[before:]), 1),
+                     **_against_plain(costs[before:], frames[before:], setup.dictionary)})
     return {"seed": seed, "rows": rows}
 
 
 def format_exposure(r: dict) -> str:
     lines = [f"bench live --sequence exposure: the whole frame's brightness steps, the table still (seed {r['seed']})",
-             f"{'gain':>6}{'frames to all seen':>20}{'most not seen':>15}{'at 10 fps':>11}{'at 30 fps':>11}{'worst frame ms':>16}"]
+             f"{'gain':>6}{'frames to all seen':>20}{'most not seen':>15}{'at 10 fps':>11}{'at 30 fps':>11}{'worst frame ms':>16}"
+             f"{RATIO_HEADER}"]
     for row in r["rows"]:
         n = row["frames_to_all_seen"]
         lines.append(f"{row['gain']:>6g}{str(n):>20}{str(row['most_not_seen']) + '/' + str(row['minis']):>15}"
                      f"{(f'{n / 10:.1f} s' if n is not None else '-'):>11}{(f'{n / 30:.2f} s' if n is not None else '-'):>11}"
-                     f"{row['worst_frame_ms']:>16}")
+                     f"{row['worst_frame_ms']:>16}{_ratio_cell(row)}")
     return "\n".join(lines)
 
 
@@ -269,10 +295,11 @@ def lift_run(seed: int = 0, fps: float = 10.0, distances: tuple[float, ...] = LI
     for k, distance in enumerate(distances):
         new = replace(lifted, x_mm=lifted.x_mm + distance * math.cos(to_mid), y_mm=lifted.y_mm + distance * math.sin(to_mid))
         tracker = LiveTracker(setup, blocks=False)
-        right_at, held, unlisted, costs = None, 0, 0, []
+        right_at, held, unlisted, costs, images = None, 0, 0, [], []
         for f in range(still + air + placed):
             minis = base.minis if f < still else (() if f < still + air else (new,)) + base.minis[1:]
             image = renderer.render(replace(base, minis=minis, noise_seed=f))
+            images.append(image)
             t0 = time.perf_counter()
             state = tracker.update(image, f, f / fps)
             costs.append((time.perf_counter() - t0) * 1000)
@@ -286,7 +313,8 @@ def lift_run(seed: int = 0, fps: float = 10.0, distances: tuple[float, ...] = LI
             if progress:
                 progress(k * (still + air + placed) + f + 1, len(distances) * (still + air + placed))
         rows.append({"distance_mm": distance, "right_after_s": right_at, "air_frames": air,
-                     "held_in_air": held, "unlisted_in_air": unlisted, "worst_frame_ms": round(max(costs[still:]), 1)})
+                     "held_in_air": held, "unlisted_in_air": unlisted, "worst_frame_ms": round(max(costs[still:]), 1),
+                     **_against_plain(costs[still:], images[still:], setup.dictionary)})
     return {"seed": seed, "fps": fps, "mini": lifted.id, "marker_mm": lifted.marker_mm, "rows": rows}
 
 
@@ -294,11 +322,12 @@ def format_lift(r: dict) -> str:
     lines = [f"bench live --sequence lift ({r['fps']:g} frames/s, seed {r['seed']}): mini {r['mini']} "
              f"({r['marker_mm']:.1f} mm marker) lifted for {LIFT_S:g} s and put down further on; right = seen "
              f"within {RIGHT_MM:g} mm of its new place",
-             f"{'distance mm':>12}{'right after':>13}{'in the air: held':>18}{'not listed':>12}{'worst frame ms':>16}"]
+             f"{'distance mm':>12}{'right after':>13}{'in the air: held':>18}{'not listed':>12}{'worst frame ms':>16}"
+             f"{RATIO_HEADER}"]
     for row in r["rows"]:
         right = f"{row['right_after_s']:.2f} s" if row["right_after_s"] is not None else "never"
         lines.append(f"{row['distance_mm']:>12g}{right:>13}{str(row['held_in_air']) + '/' + str(row['air_frames']):>18}"
-                     f"{row['unlisted_in_air']:>12}{row['worst_frame_ms']:>16}")
+                     f"{row['unlisted_in_air']:>12}{row['worst_frame_ms']:>16}{_ratio_cell(row)}")
     return "\n".join(lines)
 
 
@@ -338,11 +367,14 @@ def bricks_run(seed: int = 0, fps: float = 30.0, progress=None) -> dict:
     return {"seed": seed, "fps": fps, "publish_s": None if published is None else round(published, 2),
             "drop_s": None if dropped is None else round(dropped, 2),
             "worst_frame_ms": round(max(costs[int(fps):]), 1), "frame_period_ms": round(1000 / fps, 1),
-            "searches": tracker.block_watch.searches}
+            "searches": tracker.block_watch.searches,
+            **_against_plain(costs[int(fps):], [with_brick if put_at <= f < taken_at else empty
+                                                for f in range(int(fps), frames)], setup.dictionary)}
 
 
 def format_bricks(r: dict) -> str:
     return (f"bench live --sequence bricks ({r['fps']:g} frames/s in real time, seed {r['seed']}): a brick put down is "
             f"published after {r['publish_s']} s (target <= 0.5), taken away dropped after {r['drop_s']} s "
             f"(target <= 1); worst frame on the camera thread {r['worst_frame_ms']} ms (one frame: "
-            f"{r['frame_period_ms']} ms); {r['searches']} block searches in their own process")
+            f"{r['frame_period_ms']} ms); {r['searches']} block searches in their own process; camera thread "
+            f"{r['tracker_ms_mean']} ms a frame against {r['detect_markers_ms_mean']} for detectMarkers (ratio {r['cost_ratio']})")

@@ -27,6 +27,10 @@ def test_a_pushed_mini_is_followed_not_held_for_the_push():
     on the frame after it went missing)."""
     rows = {r["speed_mm_per_frame"]: r for r in push_run(0, speeds=(40.0, 60.0))["rows"]}
     assert rows[40.0]["lagging_frames"] == 0 and rows[60.0]["lagging_frames"] == 0
+    # each row's cost next to full-frame detectMarkers on the same frames (the issue's "as today")
+    for r in rows.values():
+        assert r["detect_markers_ms_mean"] > 0
+        assert r["cost_ratio"] == pytest.approx(r["tracker_ms_mean"] / r["detect_markers_ms_mean"], abs=0.01)
     assert all(r["frames_to_right_after_stop"] == 0 for r in rows.values())
 
 
