@@ -215,6 +215,50 @@ def test_the_phone_shows_the_turns_ledger_as_the_camera_referees_the_demo_siege(
         server.close()
 
 
+def test_a_proposal_keeps_its_button_while_its_reason_ticks_and_one_tap_records_it(browser, siege, tmp_path):
+    """A unit the camera lost with the table bare where it stood is asked about; the phone polls
+    every few hundred ms and the reason's seconds move, but the button stays under the player's
+    thumb (the list was rebuilt every poll before), and one tap records the unit dead."""
+    from dataclasses import replace
+
+    from companion.live.snapshots import Snapshot
+
+    _, setup, folder, _ = siege
+    server = _server(setup, folder, tmp_path)
+    phone = Phone(browser, server)
+    try:
+        server.loop.stop()  # from here on the test is the camera
+        first = server.hub.latest()
+        t0 = first.state.timestamp
+
+        def publish(now: float) -> None:
+            minis = tuple(replace(m, status="held", last_seen_s=t0 - 9.0, held_place="table") if m.id == 7 else m
+                          for m in first.state.minis)
+            seq = server.hub.latest().seq + 1
+            server.hub.publish(replace(first, seq=seq, captured_at=now, state=replace(first.state, minis=minis,
+                                                                                      timestamp=now)))
+
+        publish(t0)
+        phone.join()
+        page = phone.page
+        page.locator("#new-game button").click()
+        page.wait_for_selector('#proposals li[data-unit="7"] button')
+        assert "left the table: dead?" in page.locator('#proposals li[data-unit="7"] .name').inner_text()
+        button = page.locator('#proposals li[data-unit="7"] button').element_handle()
+        for later in (2.0, 4.0):
+            publish(t0 + later)
+            page.wait_for_function("s => document.querySelector('#proposals .hint').textContent.includes(s)",
+                                   arg=f"for {9 + later:.0f} s")
+            assert button.evaluate("b => b.isConnected"), "the button was replaced under the thumb"
+        button.click()
+        page.wait_for_function("document.querySelector('#log').textContent.includes('the table bare where it stood')")
+        assert server.store.game.statuses().get(7) == "skeleton"  # a living unit that dies rises as a skeleton
+        assert phone.errors == []
+    finally:
+        phone.close()
+        server.close()
+
+
 _LABEL_BOXES = """() => [...document.querySelectorAll('#map text')].map(t => {
     const r = t.getBoundingClientRect(); return [t.textContent, t.getAttribute('class'), r.left, r.top, r.right, r.bottom]; })"""
 _BASES = """() => [...document.querySelectorAll('#map g.unit circle:last-of-type')].map(c => {

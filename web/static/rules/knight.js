@@ -216,17 +216,23 @@ function renderLedger(led) {
 
 // What the camera saw that a player confirms with one tap (Undo takes it back): knocked over, gone
 // from the table, sealed. Nothing of it is applied without the tap.
+// The same asks again (only the seconds in their reasons moved) keep their buttons: a list
+// rebuilt every poll would take a button away from under a thumb about to tap it.
 function renderProposals(list) {
   const box = $("proposals");
-  const key = JSON.stringify(list);
-  if (box.dataset.key === key) return;
+  box.proposals = list;  // what a tap records: the latest reasons
+  const key = JSON.stringify(list.map((p) => [p.unit, p.kind, p.ask, !!p.event]));
+  if (box.dataset.key === key) {
+    list.forEach((p, i) => { box.children[i].querySelector(".hint").textContent = `camera: ${p.why}`; });
+    return;
+  }
   box.dataset.key = key;
-  box.replaceChildren(...list.map((p) => {
+  box.replaceChildren(...list.map((p, i) => {
     const li = el("li", { class: "verdict proposal", "data-unit": p.unit });
     li.append(el("div", { class: "name" }, p.ask), el("p", { class: "hint" }, `camera: ${p.why}`));
     if (p.event) {
       const b = el("button", { type: "button" }, "Yes, record it");
-      b.addEventListener("click", () => gameAction("/api/game/events", p.event));
+      b.addEventListener("click", () => gameAction("/api/game/events", box.proposals[i].event));
       li.append(b);
     }
     return li;
