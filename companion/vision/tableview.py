@@ -74,13 +74,15 @@ class TableView:
         """The image (bilinear) at table-plane points (..., 2) -> (..., channels) float32."""
         pts = np.asarray(points_mm, float)
         flat = pts.reshape(-1, 2)
-        # remap wants rows and columns under 32767: lay the points out in rows of 1024
-        rows = max(1, -(-len(flat) // 1024))
-        padded = np.zeros((rows * 1024, 2))
+        # remap wants rows and columns under 32767: lay the points out in rows of up to 1024 (a
+        # few points are not padded to a whole row: the live tracker samples 24 at a time)
+        cols = min(1024, max(1, len(flat)))
+        rows = -(-max(len(flat), 1) // cols)
+        padded = np.zeros((rows * cols, 2))
         padded[:len(flat)] = flat
-        px = self.to_pixels(padded.reshape(rows, 1024, 2)).astype(np.float32)
+        px = self.to_pixels(padded.reshape(rows, cols, 2)).astype(np.float32)
         out = cv2.remap(image, px[..., 0].copy(), px[..., 1].copy(), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        out = out.astype(np.float32).reshape(rows * 1024, -1)[:len(flat)]
+        out = out.astype(np.float32).reshape(rows * cols, -1)[:len(flat)]
         return out.reshape(pts.shape[:-1] + (out.shape[-1],))
 
     def window(self, image: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_px: int, mm_per_px: float,

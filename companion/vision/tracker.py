@@ -23,6 +23,7 @@ from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
 from companion.vision.incremental import REMEASURE_EVERY, IncrementalMarkers, TrackerStats
 from companion.vision.locator import Locator
+from companion.vision.tableview import TableView
 from companion.vision.markers import MarkerDetections
 from companion.vision.registration import Registration
 
@@ -143,10 +144,7 @@ class LiveTracker:
 
     def _place_now(self, mini: MiniState, ring_then: np.ndarray, image: np.ndarray, camera, pose) -> str:
         ring_now = self._ring(mini, image, camera, pose)
-        known = np.isfinite(ring_then).all(axis=1) & np.isfinite(ring_now).all(axis=1)
-        if not known.any():
-            return ""
-        changed = np.abs(ring_now[known] - ring_then[known]).max(axis=1) > RING_CHANGE_LEVEL
+        changed = np.abs(ring_now - ring_then).max(axis=1) > RING_CHANGE_LEVEL
         if np.mean(changed) > RING_COVERED_SHARE:
             return "hand"
         spec = self.setup.mini(mini.id)
@@ -159,23 +157,16 @@ class LiveTracker:
         square = image[y0:y1, x0:x1].reshape(-1, 3)
         if not len(square):
             return ""
-        table = np.abs(np.median(square, axis=0) - np.median(ring_now[known], axis=0)).max() <= RING_CHANGE_LEVEL
+        table = np.abs(np.median(square, axis=0) - np.median(ring_now, axis=0)).max() <= RING_CHANGE_LEVEL
         return "table" if table else "other"
 
     def _ring(self, mini: MiniState, image: np.ndarray, camera, pose) -> np.ndarray:
-        """The frame's colours (RING_POINTS, 3) on the table in a ring around a mini's base (NaN
-        where the ring leaves the frame)."""
+        """The frame's colours (RING_POINTS, 3) on the table in a ring around a mini's base."""
         spec = self.setup.mini(mini.id)
         radius = RING_SIDES * max(spec.base_mm / 2 if spec else 0.0, spec.marker_mm if spec else 25.0)
         angles = np.linspace(0, 2 * math.pi, RING_POINTS, endpoint=False)
-        points = np.stack([mini.x_mm + radius * np.cos(angles), mini.y_mm + radius * np.sin(angles),
-                           np.zeros(RING_POINTS)], axis=1)
-        px = np.round(pose.project(camera, points)).astype(int)
-        h, w = image.shape[:2]
-        inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
-        out = np.full((RING_POINTS, 3), np.nan)
-        out[inside] = image[px[inside, 1], px[inside, 0]]
-        return out
+        points = np.stack([mini.x_mm + radius * np.cos(angles), mini.y_mm + radius * np.sin(angles)], axis=1)
+        return TableView(camera, pose).sample(image, points)
 
     def _with_blocks(self, state: TableState, image: np.ndarray, camera, frame: int) -> TableState:
         """The state with the blocks that stood still (searched when due, in colour frames)."""
