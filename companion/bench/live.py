@@ -70,12 +70,7 @@ def run(frames: int = 40, seed: int = 0, progress=None, passes: int = 3, height_
             ids_seen.append(set() if ids is None else {int(i) for i in np.asarray(ids).ravel()})
         bgr_passes.append(ms[WARMUP_FRAMES:])
         baseline_ids = baseline_ids or ids_seen
-        ms = []
-        for gray in grays:
-            start = time.perf_counter()
-            baseline.detectMarkers(gray)
-            ms.append((time.perf_counter() - start) * 1000)
-        gray_passes.append(ms[WARMUP_FRAMES:])
+        gray_passes.append(_detect_ms(baseline, grays)[WARMUP_FRAMES:])
     tracker_ms = _median_pass(tracker_passes)
     baseline_ms = _median_pass(bgr_passes)
     gray_ms = _median_pass(gray_passes)
@@ -136,22 +131,27 @@ def format_table(r: dict) -> str:
     ])
 
 
-PUSH_SPEEDS_MM = (24.0, 40.0, 60.0)  # mm a frame: at 10 frames/s an ordinary 0.24-0.6 m/s push
 def _against_plain(tracker_ms: list[float], images: list[np.ndarray], dictionary_name: str) -> dict:
     """The tracker's mean cost on these frames next to full-frame `detectMarkers` (default
     parameters, the frame as the camera gives it) timed on the same frames afterwards: what a
     sequence's row adds to its own figures (rough: the tracker's frames were timed between renders)."""
     detector = cv2.aruco.ArucoDetector(dictionary(dictionary_name), cv2.aruco.DetectorParameters())
-    plain = []
-    for image in images:
-        start = time.perf_counter()
-        detector.detectMarkers(image)
-        plain.append((time.perf_counter() - start) * 1000)
-    t_mean, p_mean = float(np.mean(tracker_ms)), float(np.mean(plain))
+    t_mean, p_mean = float(np.mean(tracker_ms)), float(np.mean(_detect_ms(detector, images)))
     return {"tracker_ms_mean": round(t_mean, 2), "detect_markers_ms_mean": round(p_mean, 2),
             "cost_ratio": round(t_mean / p_mean, 3)}
 
 
+def _detect_ms(detector: cv2.aruco.ArucoDetector, images: list[np.ndarray]) -> list[float]:
+    """`detectMarkers`' cost on each frame, ms."""
+    ms = []
+    for image in images:
+        start = time.perf_counter()
+        detector.detectMarkers(image)
+        ms.append((time.perf_counter() - start) * 1000)
+    return ms
+
+
+PUSH_SPEEDS_MM = (24.0, 40.0, 60.0)  # mm a frame: at 10 frames/s an ordinary 0.24-0.6 m/s push
 PUSH_FRAMES = 8
 RIGHT_MM = 3.0  # a reported position this close to the truth is the right answer
 

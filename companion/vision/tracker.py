@@ -23,9 +23,9 @@ from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
 from companion.vision.incremental import REMEASURE_EVERY, IncrementalMarkers, TrackerStats
 from companion.vision.locator import Locator
-from companion.vision.tableview import TableView
 from companion.vision.markers import MarkerDetections
 from companion.vision.registration import Registration
+from companion.vision.tableview import TableView
 
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
@@ -130,27 +130,28 @@ class LiveTracker:
         if all(m.status == "seen" and not m.held_place and (t := self._tracks.get(m.id)) is not None
                and t.ring is not None and _near(t.ring[0], m) for m in state.minis):
             return state  # everyone seen near where its ring was taken: the usual frame
+        view = TableView(camera, pose)
         minis = []
         for m in state.minis:
             track = self._tracks.get(m.id)
             place = ""
             if track is not None and m.status == "seen":
                 if track.ring is None or not _near(track.ring[0], m):
-                    track.ring = ((m.x_mm, m.y_mm), self._ring(m, image, camera, pose))  # (rarely: it moved)
+                    track.ring = ((m.x_mm, m.y_mm), self._ring(m, image, view))  # (rarely: it moved)
             elif track is not None and m.status == "held" and track.ring is not None:
-                place = self._place_now(m, track.ring[1], image, camera, pose)
+                place = self._place_now(m, track.ring[1], image, view)
             minis.append(m if m.held_place == place else replace(m, held_place=place))
         return replace(state, minis=tuple(minis))
 
-    def _place_now(self, mini: MiniState, ring_then: np.ndarray, image: np.ndarray, camera, pose) -> str:
-        ring_now = self._ring(mini, image, camera, pose)
+    def _place_now(self, mini: MiniState, ring_then: np.ndarray, image: np.ndarray, view: TableView) -> str:
+        ring_now = self._ring(mini, image, view)
         changed = np.abs(ring_now - ring_then).max(axis=1) > RING_CHANGE_LEVEL
         if np.mean(changed) > RING_COVERED_SHARE:
             return "hand"
         spec = self.setup.mini(mini.id)
         half = (spec.marker_mm if spec else 20.0) / 2
-        corners = pose.project(camera, np.array([[mini.x_mm + dx, mini.y_mm + dy, mini.z_mm]
-                                                 for dx in (-half, half) for dy in (-half, half)]))
+        corners = view.pose.project(view.camera, np.array([[mini.x_mm + dx, mini.y_mm + dy, mini.z_mm]
+                                                           for dx in (-half, half) for dy in (-half, half)]))
         h, w = image.shape[:2]
         x0, y0 = np.clip(np.floor(corners.min(axis=0)), 0, (w, h)).astype(int)
         x1, y1 = np.clip(np.ceil(corners.max(axis=0)), 0, (w, h)).astype(int)
@@ -160,13 +161,13 @@ class LiveTracker:
         table = np.abs(np.median(square, axis=0) - np.median(ring_now, axis=0)).max() <= RING_CHANGE_LEVEL
         return "table" if table else "other"
 
-    def _ring(self, mini: MiniState, image: np.ndarray, camera, pose) -> np.ndarray:
+    def _ring(self, mini: MiniState, image: np.ndarray, view: TableView) -> np.ndarray:
         """The frame's colours (RING_POINTS, 3) on the table in a ring around a mini's base."""
         spec = self.setup.mini(mini.id)
         radius = RING_SIDES * max(spec.base_mm / 2 if spec else 0.0, spec.marker_mm if spec else 25.0)
         angles = np.linspace(0, 2 * math.pi, RING_POINTS, endpoint=False)
         points = np.stack([mini.x_mm + radius * np.cos(angles), mini.y_mm + radius * np.sin(angles)], axis=1)
-        return TableView(camera, pose).sample(image, points)
+        return view.sample(image, points)
 
     def _with_blocks(self, state: TableState, image: np.ndarray, camera, frame: int) -> TableState:
         """The state with the blocks that stood still (searched when due, in colour frames)."""
