@@ -20,7 +20,7 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import BRICK_MM
-from companion.synth.scene import BLOCK_KINDS, Scene
+from companion.synth.scene import BLOCK_KINDS, Scene, TruthBlock
 from companion.vision.blocks import tile_side_mm
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
@@ -75,6 +75,9 @@ class BlockScore:
     # (true colour, the colour reported) of every block found; and the true colours of those missed.
     colours: Counter = field(default_factory=Counter)
     missed_colours: Counter = field(default_factory=Counter)
+    # Every block not reported right (missed, a height over half a brick off, another colour) and
+    # every false block, scene by scene: what a developer looks at next (`--details`).
+    wrong: list[dict] = field(default_factory=list)
 
     def add(self, scene: Scene, reported: list[Reported], ms: float | None) -> None:
         self.frames += 1
@@ -86,6 +89,7 @@ class BlockScore:
                         for j, r in enumerate(reported)), reverse=True)
         used_t: set[int] = set()
         used_r: set[int] = set()
+        matched: list[tuple[float, int, int]] = []
         for iou, i, j in pairs:
             if iou < 0.5:
                 break
@@ -93,6 +97,7 @@ class BlockScore:
                 continue
             used_t.add(i)
             used_r.add(j)
+            matched.append((iou, i, j))
             self.found += 1
             self.ious.append(iou)
             kind = self.kinds[truth[i].kind]
@@ -102,10 +107,21 @@ class BlockScore:
                 kind[2] += self.height_errors_mm[-1] <= HALF_BRICK_MM
             self.colour_right.append(reported[j].color == truth[i].colour)
             self.colours[(truth[i].colour, reported[j].color)] += 1
+        best_iou = {i: iou for iou, i, _ in reversed(pairs)}  # each true block's best overlap
         for i, t in enumerate(truth):
             self.kinds[t.kind][0] += 1
             if i not in used_t:
                 self.missed_colours[t.colour] += 1
+                self.wrong.append({"scene": self.frames - 1, "truth": _described(t), "seen": None,
+                                   "best_iou": round(best_iou.get(i, 0.0), 2)})
+        for iou, i, j in matched:
+            r, t = reported[j], truth[i]
+            if r.color != t.colour or (r.height_mm is not None and abs(r.height_mm - t.height_mm) > HALF_BRICK_MM):
+                self.wrong.append({"scene": self.frames - 1, "truth": _described(t), "seen": _seen(r),
+                                   "iou": round(iou, 2)})
+        for j, r in enumerate(reported):
+            if j not in used_r:
+                self.wrong.append({"scene": self.frames - 1, "truth": None, "seen": _seen(r)})
         self.false_blocks += len(reported) - len(used_r)
 
     def summary(self) -> dict:
@@ -128,7 +144,44 @@ class BlockScore:
             "colours": {t: {**{r: c for (tt, r), c in sorted(self.colours.items()) if tt == t},
                             **({"missed": self.missed_colours[t]} if self.missed_colours[t] else {})}
                         for t in sorted({t for t, _ in self.colours} | set(self.missed_colours))},
+            "wrong": self.wrong,
         }
+
+
+def _described(t: TruthBlock) -> dict:
+    centre = np.concatenate(t.footprints).mean(axis=0)
+    return {"kind": t.kind, "colour": t.colour, "height_mm": round(t.height_mm, 1),
+            "centre_mm": [round(float(centre[0]), 1), round(float(centre[1]), 1)]}
+
+
+def _seen(r: Reported) -> dict:
+    footprint = np.asarray(r.footprint_mm, float)
+    centre, size = footprint.mean(axis=0), np.ptp(footprint, axis=0)
+    return {"colour": r.color, "height_mm": None if r.height_mm is None else round(float(r.height_mm), 1),
+            "centre_mm": [round(float(centre[0]), 1), round(float(centre[1]), 1)],
+            "extent_mm": [round(float(size[0]), 1), round(float(size[1]), 1)]}
+
+
+def format_wrong(wrong: list[dict], title: str) -> list[str]:
+    """`BlockScore.summary()["wrong"]` a line each: the true block and what was reported for it."""
+    def block(d: dict) -> str:
+        height = "?" if d["height_mm"] is None else f"{d['height_mm']:g}"
+        x, y = d["centre_mm"]
+        return f"{d['colour']} {height} mm at ({x:.0f}, {y:.0f})"
+
+    lines = [title]
+    for w in wrong:
+        if w["truth"] is None:
+            seen = w["seen"]
+            lines.append(f"  scene {w['scene']}: false block: {block(seen)}, "
+                         f"{seen['extent_mm'][0]:.0f} x {seen['extent_mm'][1]:.0f} mm across")
+        elif w["seen"] is None:
+            lines.append(f"  scene {w['scene']}: {w['truth']['kind']} {block(w['truth'])}: missed "
+                         f"(best overlap IoU {w['best_iou']})")
+        else:
+            lines.append(f"  scene {w['scene']}: {w['truth']['kind']} {block(w['truth'])}: "
+                         f"seen as {block(w['seen'])} (IoU {w['iou']})")
+    return lines
 
 
 BLOCK_TARGETS = {"found": 0.95, "mean_iou": 0.85, "height_mm_p90": 4.8, "colour_right": 0.95, "false_per_frame": 0.2}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, Reported, timed_plain
+from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, Reported, format_wrong, timed_plain
 from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import BlockFinder
@@ -171,7 +171,8 @@ def targets_for(level: str, renderer: str) -> dict[str, float]:
     return TARGETS.get((level, "pbr" if renderer == "pbr" else "simple"), {})
 
 
-def format_table(result: dict) -> str:
+def format_table(result: dict, details: bool = False) -> str:
+    """The figures as tables; `details`: and every block not reported right, a line each."""
     cols = ["recall", "false_ids", "xy_mm_median", "xy_mm_p95", "z_mm_median", "z_mm_p95", "heading_deg_p95", "ms_per_frame"]
     lines = [f"bench vision: {result['scenes']} {result['level']} scenes, {result['renderer']} camera ({result['resolution']}, "
              f"{result['minis']} minis, {result['blocks']} blocks"
@@ -204,6 +205,9 @@ def format_table(result: dict) -> str:
         f"{kind} {k['found']}, {k['height_within_half_brick']} ({k['blocks']})" for kind, k in pipeline["by_kind"].items()))
     lines.extend(format_confusion(pipeline["colours"], f"colours ({pipeline['method']}): rows the true colour, "
                                   "columns the colour reported for the block found there"))
+    if details:
+        lines.extend(format_wrong(pipeline["wrong"], f"blocks not reported right ({pipeline['method']}; a height "
+                                  "more than half a brick off or another colour), and false blocks:"))
     return "\n".join(lines)
 
 

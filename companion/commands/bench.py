@@ -25,9 +25,10 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         import cv2
 
         cv2.setNumThreads(args.threads)
-    return report(args, vision.run(args.scenes, args.seed, args.level, args.hands,
-                                     progress=progress(args.json, f"{args.scenes} {args.renderer} table(s)"),
-                                    renderer=args.renderer, layout=scene_layout), vision.format_table)
+    result = vision.run(args.scenes, args.seed, args.level, args.hands,
+                        progress=progress(args.json, f"{args.scenes} {args.renderer} table(s)"),
+                        renderer=args.renderer, layout=scene_layout)
+    return report(args, result, lambda r: vision.format_table(r, details=args.details))
 
 
 def cmd_bench_verdicts(args: argparse.Namespace) -> int:
@@ -118,6 +119,9 @@ def add_group(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--hands", type=int, default=0, help="hands over the table in every scene")
             layout_args(p)
             p.add_argument("--threads", type=int, help="OpenCV's threads (1: the one-core figure; default: OpenCV's)")
+            p.add_argument("--details", action="store_true",
+                           help="list every block missed, reported wrong or false, scene by scene (the JSON "
+                                "always has them, under each block method's 'wrong')")
             p.add_argument("--renderer", choices=RENDERERS, default="raycast",
                            help="the synthetic camera: raycast (the ray-caster, camera and light randomised), pbr "
                                 "(path traced with Mitsuba 3, the optional extra; frames cached), plain (the "

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from companion.bench.blockscore import BlockScore, Reported
+from companion.bench.blockscore import BlockScore, Reported, format_wrong
 from companion.bench.vision import format_confusion
 from companion.synth.scene import SynthBrick, footprint_gap_mm, random_scene
 
@@ -52,3 +52,27 @@ def test_the_confusion_matrix_counts_what_was_reported_for_each_true_colour():
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
     assert rows["gray"] == [".", ".", ".", "1", "."] and rows["blue"] == [".", ".", ".", ".", "1"]
     assert rows["red"] == [".", ".", "1", ".", "."]
+
+
+def test_every_block_not_reported_right_is_listed_with_what_was_seen():
+    scene = random_scene(4)
+    bricks = (SynthBrick(300.0, 300.0, 0.0, 2, 2, color="red"), SynthBrick(500.0, 300.0, 0.0, 2, 4, color="gray"),
+              SynthBrick(700.0, 300.0, 0.0, 2, 2, color="blue"))
+    scene = replace(scene, bricks=bricks, walls=(), stacks=())
+    score = BlockScore("pipeline")
+    score.add(scene, [Reported(bricks[0].footprint_mm(), 9.6, "red"),  # right: not listed
+                      Reported(bricks[1].footprint_mm() + 0.5, 19.2, "gray"),  # a brick too tall
+                      Reported(bricks[2].footprint_mm() + 9.0, 9.6, "blue"),  # beside the blue one: missed
+                      Reported(np.array([[900.0, 300.0], [916.0, 300.0], [916.0, 316.0], [900.0, 316.0]]), 9.6, "black")],
+              None)
+    wrong = score.summary()["wrong"]
+    tall = [w for w in wrong if w["truth"] and w["seen"]]
+    missed = [w for w in wrong if w["seen"] is None]
+    false = [w for w in wrong if w["truth"] is None]
+    assert len(tall) == 1 and tall[0]["truth"]["colour"] == "gray" and tall[0]["seen"]["height_mm"] == 19.2
+    assert tall[0]["truth"]["centre_mm"] == [500.0, 300.0]
+    assert len(missed) == 1 and missed[0]["truth"]["colour"] == "blue" and 0.0 < missed[0]["best_iou"] < 0.5
+    assert sorted(f["seen"]["colour"] for f in false) == ["black", "blue"]
+    lines = format_wrong(wrong, "wrong")
+    assert len(lines) == 5 and any("seen as gray 19.2 mm" in line for line in lines)
+    assert any("single blue 9.6 mm at (700, 300): missed" in line for line in lines)
