@@ -9,7 +9,7 @@ import numpy as np
 
 from companion.bench.blockscore import BlockScore, Reported, format_wrong
 from companion.bench.vision import format_confusion
-from companion.synth.scene import SynthBrick, footprint_gap_mm, random_scene
+from companion.synth.scene import Scene, SynthBrick, footprint_gap_mm, random_scene
 
 
 def test_each_block_of_the_truth_has_its_kind():
@@ -31,11 +31,15 @@ def test_the_gap_between_footprints():
     assert footprint_gap_mm(a, SynthBrick(5.0, 5.0, 10.0, 2, 2).footprint_mm()) == 0.0  # overlapping
 
 
-def test_the_confusion_matrix_counts_what_was_reported_for_each_true_colour():
-    scene = random_scene(4)
+def _three_bricks() -> tuple[Scene, tuple[SynthBrick, ...]]:
+    """A table with a red, a gray and a blue brick in a row, nothing else of blocks."""
     bricks = (SynthBrick(300.0, 300.0, 0.0, 2, 2, color="red"), SynthBrick(500.0, 300.0, 0.0, 2, 4, color="gray"),
               SynthBrick(700.0, 300.0, 0.0, 2, 2, color="blue"))
-    scene = replace(scene, bricks=bricks, walls=(), stacks=())
+    return replace(random_scene(4), bricks=bricks, walls=(), stacks=()), bricks
+
+
+def test_the_confusion_matrix_counts_what_was_reported_for_each_true_colour():
+    scene, bricks = _three_bricks()
     score = BlockScore("pipeline")
     # red named right, gray taken for white with a brick too many, blue missed, one false block
     score.add(scene, [Reported(bricks[0].footprint_mm(), 9.6, "red"),
@@ -55,10 +59,7 @@ def test_the_confusion_matrix_counts_what_was_reported_for_each_true_colour():
 
 
 def test_every_block_not_reported_right_is_listed_with_what_was_seen():
-    scene = random_scene(4)
-    bricks = (SynthBrick(300.0, 300.0, 0.0, 2, 2, color="red"), SynthBrick(500.0, 300.0, 0.0, 2, 4, color="gray"),
-              SynthBrick(700.0, 300.0, 0.0, 2, 2, color="blue"))
-    scene = replace(scene, bricks=bricks, walls=(), stacks=())
+    scene, bricks = _three_bricks()
     score = BlockScore("pipeline")
     score.add(scene, [Reported(bricks[0].footprint_mm(), 9.6, "red"),  # right: not listed
                       Reported(bricks[1].footprint_mm() + 0.5, 19.2, "gray"),  # a brick too tall
