@@ -5,7 +5,9 @@
    ~60 mm, which a brick never fills, taken a second time with what the first found painted over
    where that crowds a window); minis, marker cards and anchors (known from their markers) are
    masked out; what differs and is big and compact (or thick all along) enough is a candidate.
-2. Each candidate is cut out at 0.5 mm a pixel; its brightest uniform part is the top face (lit
+2. Each candidate is cut out at 0.5 mm a pixel; where the table has a hue, what of it is the table
+   in shade (a lamp's shadow of the block: every channel darker alike) is left out of it and read
+   as table by the fits. Its brightest uniform part is the top face (lit
    from above) when one stands out, else the candidate's own outline is the silhouette; that
    rectangle starts the box fit of `brickfit`, done on the camera image itself at sub-pixel steps.
 3. A fit is a block when it explains the candidate's outline, its top is one colour (in shade
@@ -59,6 +61,8 @@ PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 ma
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
 SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be its shadow, cast from its base
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
+SHADE_TINT = 0.3  # ... and of the table's own tint within this (log light): not a coloured brick's wall
+SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
@@ -184,12 +188,24 @@ class BlockFinder:
         near[pad:pad + grown.shape[0], pad:pad + grown.shape[1]] = grown[:h_px - pad, :w_px - pad]
         # Grown by 6 mm: the coarse search's closing drops a dark wall narrower than that.
         blob &= cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (25, 25)))
+        # A block's shadow on the table is no part of it: where the table has a hue that tells
+        # shade from black plastic (`shaded`), it is left out of the outline, and the profiles read
+        # the table there (a shadow beyond a near wall would widen the wall: a taller brick).
+        shade = (shaded(cv2.GaussianBlur(fine, (0, 0), 1.0), table_fine, white, SHADE_TINT) & (blob > 0)).astype(np.uint8)
+        # Only broad shade: a wall's blurred foot mixes its colour with the table's, and a black
+        # brick that the test takes for shade all over is kept whole.
+        shade = cv2.morphologyEx(shade, cv2.MORPH_OPEN, _PART_DISC)
+        if np.count_nonzero(shade) > SHADE_MOST * np.count_nonzero(blob) or _dark_beside(fine, table_fine, blob, shade):
+            shade[:] = 0
+        blob &= 1 - shade
         opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
         blob = _filled(opened)
         if blob is None:
             return []
         if mostly_skin(fine, blob, white):
             return []  # a hand or an arm over the table (before the costly fits, which it would defeat)
+        if shade.any():
+            sample = _table_in_shade_sampler(sample, shade, table_fine, (x0, y0))
         c = _Candidate(image, view, sample, fine, diff, blob, table_fine, (x0, y0), level, white, white_table,
                        self.palette)
         one = _fit_one(c)
@@ -593,25 +609,46 @@ def to_block_states(blocks: list[FoundBlock]) -> tuple[BlockState, ...]:
 
 # --- pieces ----------------------------------------------------------------------------------------
 
+_LINEAR_OF_BYTE = srgb_to_linear(np.arange(256) / 255.0).astype(np.float32)
+
+
+def _linear(bgr: np.ndarray) -> np.ndarray:
+    """8-bit display values (any dtype) to linear light: a table lookup for whole bytes (a
+    candidate's every pixel), the sRGB curve otherwise (medians)."""
+    values = np.asarray(bgr)
+    if values.dtype == np.uint8:
+        return _LINEAR_OF_BYTE[values]
+    return srgb_to_linear(values.astype(np.float32) / 255.0)
+
+
 def table_in_shade(pixels_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray) -> bool:
     """Whether a candidate's pixels are rather the table under them in shade than a black brick
-    on it. In light, a shadow is every channel of the table the same share darker (give or take
-    a bluer sky lighting it than the lamp); black plastic is gray, so its share of each channel
-    is the inverse of the table's albedo (the table's colour under the paper's white balance).
-    On a table of no hue the two look alike, and it stays a brick."""
-    seen = srgb_to_linear(np.median(pixels_bgr.reshape(-1, 3), axis=0)[::-1] / 255.0)
-    under = np.maximum(srgb_to_linear(np.median(table_bgr.reshape(-1, 3), axis=0)[::-1] / 255.0), 1e-3)
+    on it (`shaded`, on their medians)."""
+    return bool(shaded(np.median(pixels_bgr.reshape(-1, 3), axis=0), np.median(table_bgr.reshape(-1, 3), axis=0),
+                       paper_rgb))
+
+
+def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, tint_max: float = math.inf) -> np.ndarray:
+    """Per colour (..., 3) BGR seen over the table's (..., 3): whether it is the table in shade
+    rather than a black brick. In light, a shadow is every channel of the table the same share
+    darker (give or take a bluer sky lighting it than the lamp); black plastic is gray, so its
+    share of each channel is the inverse of the table's albedo under the paper's white balance.
+    On a table of no hue the two look alike, and it stays a brick. `tint_max`: how far from the
+    table's own tint a shade may be at all (a pixel may be a coloured brick's wall too)."""
+    seen = _linear(seen_bgr)[..., ::-1]
+    under = np.maximum(_linear(table_bgr)[..., ::-1], 1e-3)
     ratio = np.maximum(seen / under, 1e-3)
-    if ratio.max() > SHADE_DARKEST:
-        return False
-    table_albedo = under / np.maximum(srgb_to_linear(paper_rgb), 1e-3) * float(srgb_to_linear(PAPER_ALBEDO))
+    table_albedo = under / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3) * float(
+        srgb_to_linear(PAPER_ALBEDO))
     brick = 1.0 / np.maximum(table_albedo, 1e-3)
 
     def tint(r: np.ndarray) -> np.ndarray:
         logs = np.log(r)
-        return logs - logs.mean()
+        return logs - logs.mean(axis=-1, keepdims=True)
 
-    return float(np.linalg.norm(tint(ratio))) + SHADE_MARGIN < float(np.linalg.norm(tint(ratio) - tint(brick)))
+    own = np.linalg.norm(tint(ratio), axis=-1)
+    return ((ratio.max(axis=-1) <= SHADE_DARKEST) & (own <= tint_max)
+            & (own + SHADE_MARGIN < np.linalg.norm(tint(ratio) - tint(brick), axis=-1)))
 
 
 def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
@@ -971,6 +1008,36 @@ def _top_colour(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarra
 def _sampler(image: np.ndarray, view: TableView):
     """What the profiles are read from: the image at table points, as luma and colour differences."""
     return lambda points_mm: view.sample(image, points_mm) @ _EDGE_MATRIX.T
+
+
+def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, shade: np.ndarray) -> bool:
+    """Whether what stands beside a candidate's shade is darker than the table in every channel
+    (a black brick, whose own dark pixels the shade test may take for shade): then nothing of it
+    is taken for shade."""
+    lit = (blob > 0) & (shade == 0)
+    if not lit.any():
+        return True
+    seen = srgb_to_linear(np.median(fine[lit], axis=0)[::-1] / 255.0)
+    under = srgb_to_linear(np.median(table_fine[lit], axis=0)[::-1] / 255.0)
+    return bool(np.all(seen <= SHADE_DARKEST * under))
+
+
+def _table_in_shade_sampler(sample, shade: np.ndarray, table_fine: np.ndarray, origin_mm: tuple[float, float]):
+    """`sample`, reading the table's own colour where a fine window's `shade` mask is set."""
+    table_edges = table_fine.astype(np.float32) @ _EDGE_MATRIX.T
+    h, w = shade.shape
+
+    def unshaded(points_mm: np.ndarray) -> np.ndarray:
+        out = sample(points_mm)
+        cols = np.floor((points_mm[..., 0] - origin_mm[0]) / FINE_MM).astype(int)
+        rows = np.floor((points_mm[..., 1] - origin_mm[1]) / FINE_MM).astype(int)
+        inside = (cols >= 0) & (cols < w) & (rows >= 0) & (rows < h)
+        hit = np.zeros(inside.shape, bool)
+        hit[inside] = shade[rows[inside], cols[inside]] > 0
+        out[hit] = table_edges[rows[hit], cols[hit]]
+        return out
+
+    return unshaded
 
 
 def _crop_resized(coarse: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_px: int) -> np.ndarray:

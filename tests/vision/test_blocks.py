@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -353,6 +354,74 @@ def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(tab
         assert table_in_shade(as_bgr(shadow), as_bgr(table), paper) == (surface != "gray mat"), depth
     black = np.array([0.05, 0.05, 0.05]) * warm * 1.3
     assert not table_in_shade(as_bgr(black), as_bgr(table), paper)
+
+
+@pytest.mark.parametrize("table_albedo", [(0.45, 0.30, 0.16), (0.12, 0.30, 0.14)])  # wood, green felt
+def test_a_shadow_pixel_is_told_from_a_bricks_wall_in_shade(table_albedo):
+    """Pixel by pixel (a block's own shadow inside its candidate): the table darker in every
+    channel alike is shade; a coloured brick's wall turned from the lamp is its plastic's hue,
+    however dark, and black plastic stays a brick."""
+    from companion.vision.blocks import SHADE_TINT, shaded
+    from companion.vision.colours import srgb_to_linear
+
+    warm = np.array([1.0, 0.86, 0.66])
+    paper = encode(float(srgb_to_linear(PAPER_ALBEDO)) * warm)
+    table = np.asarray(table_albedo) * warm
+    as_bgr = lambda rgb: encode(rgb)[::-1] * 255.0  # noqa: E731
+    sky = np.array([0.85, 1.0, 1.25])
+    shadows = [as_bgr(table * depth * sky) for depth in (0.15, 0.3, 0.6)]
+    walls = [as_bgr(srgb_to_linear(np.array(LEGO_RGB[name])) * warm * shade)
+             for name in ("yellow", "red", "blue", "white") for shade in (0.15, 0.3, 0.6)]
+    black = [as_bgr(np.array([0.05, 0.05, 0.05]) * warm * 1.3)]
+    seen = np.array(shadows + walls + black)
+    verdict = shaded(seen, np.tile(as_bgr(table), (len(seen), 1)), paper, SHADE_TINT)
+    assert verdict[:3].all() and not verdict[3:].any(), verdict
+
+
+def _shadowed_brick(surface: str, colour: str, towards_foot: bool):
+    """Scene 3 on `surface` with one 2x4 brick two high seen from aside, and a lamp's shadow of it
+    painted on the table: the footprint swept 22 mm (a lamp ~50 deg up) towards the camera's foot
+    (along its near walls) or across, the table a quarter as bright there in linear light, its
+    edge blurred like a lamp's penumbra. The ray-caster casts no shadows. (scene, brick, frame)"""
+    from companion.vision.colours import srgb_to_linear
+
+    base, _ = rendered(3)
+    base = replace(base, surface=surface)
+    x, y = _spot_seen_from_aside(base)
+    brick = SynthBrick(x, y, 30.0, 4, 2, 0.0, 19.2, colour)
+    scene = replace(base, bricks=(brick,))
+    renderer = Renderer()
+    frame, bare = renderer.render(scene), renderer.render(replace(scene, bricks=()))
+    out = np.array([x, y]) - scene.pose.camera_centre_mm[:2]
+    out /= np.linalg.norm(out)
+    sweep = (-out if towards_foot else np.array([-out[1], out[0]])) * 22.0
+    footprint = brick.footprint_mm()
+    shadow = cv2.convexHull(np.concatenate([footprint, footprint + sweep]).astype(np.float32)).reshape(-1, 2)
+    pixels = scene.pose.project(scene.camera, np.c_[shadow, np.zeros(len(shadow))])
+    cast = np.zeros(frame.shape[:2], np.float32)
+    cv2.fillConvexPoly(cast, np.round(pixels * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
+    cast = cv2.GaussianBlur(cast, (0, 0), 2.0)
+    on_table = np.abs(frame.astype(int) - bare.astype(int)).max(axis=2) < 12  # not the brick itself
+    light = 1.0 - 0.75 * cast * on_table
+    darkened = encode(srgb_to_linear(frame / 255.0) * light[..., None])
+    return scene, brick, np.clip(np.round(darkened * 255.0), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("surface, colour, towards_foot", [("felt", "white", True), ("felt", "yellow", True),
+                                                           ("wood", "white", True), ("felt", "white", False),
+                                                           ("felt", "yellow", False)])
+def test_a_bricks_shadow_on_the_table_is_no_part_of_it(surface, colour, towards_foot):
+    """A lamp's shadow beside a brick, on a table with a hue: the brick alone, its height not
+    widened by a shadow along its near walls (before: 25.6-28.8 mm and the shadow a second block,
+    or nothing found)."""
+    scene, brick, frame = _shadowed_brick(surface, colour, towards_foot)
+    blocks = Locator(scene.setup()).analyse(frame).blocks
+    near = [b for b in blocks if np.hypot(*(b.footprint_mm.mean(axis=0) - (brick.x_mm, brick.y_mm))) < 50]
+    assert len(near) == 1, [(b.footprint_mm.mean(axis=0), b.height_mm, b.color) for b in near]
+    block = near[0]
+    assert polygon_iou(block.footprint_mm, brick.footprint_mm()) > 0.9
+    assert abs(block.height_mm - 19.2) <= 3.2 and block.color == colour
 
 
 def _tower_scene():
