@@ -32,8 +32,8 @@ import numpy as np
 
 from companion.setup_file import Setup, TableSpec
 from companion.state import BlockState, MiniState
-from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect, fit_box,
-                                       snap_side)
+from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect,
+                                       fit_box, snap_side)
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, clipped_top, name_colour, srgb_to_linear
 from companion.vision.registration import square_corners_mm
@@ -66,6 +66,7 @@ SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick 
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
+CLIPPED_SIDE_SIGMA_MM = 1.0  # a clipped top's sides, as a height cue (`_fit_box`)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
@@ -283,7 +284,7 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
         # The map places each brick, but tells a height only by how much of its neighbours it
         # hides; its own walls, where they show, tell it better: the profile fit from its placed
         # top, leaving out the profiles that cross a neighbour (as for a wall's arms).
-        walls = _fit_box(c.view, c.sample, fit.top, True, tuple(f.top for j, f in enumerate(fits) if j != i))
+        walls = _fit_box(c, fit.top, True, tuple(f.top for j, f in enumerate(fits) if j != i))
         if walls is not None and _same_place(walls.footprint, p.footprint):
             p = replace(p, footprint=walls.footprint, height_mm=walls.height_mm)
             fit = walls
@@ -440,7 +441,7 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     # range astray, and most blocks are low (the tall range for all would double the time).
     best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
     for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM):
-        fit = _fit_box(c.view, c.sample, start, top is not None, heights=heights)
+        fit = _fit_box(c, start, top is not None, heights=heights)
         if fit is None:
             continue
         footprint, studs = _snapped(fit.footprint)
@@ -533,7 +534,7 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         return []
     parts: list[_Arm] = []
     for i, arm in enumerate(arms):
-        fit = _fit_box(c.view, c.sample, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
+        fit = _fit_box(c, arm, top is not None, tuple(a for j, a in enumerate(arms) if j != i))
         if fit is None:
             return []
         seen = _top_seen(c, fit)
@@ -565,15 +566,20 @@ class _Arm:
     colour_confidence: float
 
 
-def _fit_box(view: TableView, sample, start: TableRect, start_is_top: bool, adjoining: tuple[TableRect, ...] = (),
+def _fit_box(c: _Candidate, start: TableRect, start_is_top: bool, adjoining: tuple[TableRect, ...] = (),
              heights: tuple[float, ...] = HEIGHTS_MM) -> BoxFit | None:
-    """`fit_box` in this view among `heights`; None when it ran off the candidate or wants to be
-    taller than they go (a hand, an arm)."""
+    """`fit_box` in the candidate's view among `heights`; None when it ran off the candidate or
+    wants to be taller than they go (a hand, an arm)."""
+    view = c.view
     # The image's scale across a brick changes by a thousandth: taken once, at its middle.
     scale = view.px_per_mm(start.centre)
-    fit = fit_box(sample, start, view.foot_mm, view.camera_height_mm,
+    # A top the camera clipped blooms past its edges (the lens spreads its excess light into
+    # pixels that clip too): its size says little of its height, its walls say more.
+    clipped = clipped_top(_top_colour(c.image, view, start)[::-1] / 255.0)
+    fit = fit_box(c.sample, start, view.foot_mm, view.camera_height_mm,
                   lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), heights_mm=heights,
-                  start_is_top=start_is_top, adjoining=adjoining)
+                  start_is_top=start_is_top, adjoining=adjoining,
+                  side_sigma_mm=CLIPPED_SIDE_SIGMA_MM if clipped else SIDE_SIGMA_MM)
     return None if fit is None or fit.height_mm >= max(fit.height_cost) else fit
 
 

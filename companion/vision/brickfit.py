@@ -431,7 +431,8 @@ def top_face(silhouette: TableRect, foot_mm: np.ndarray, height_mm: float, camer
 
 
 def _assess(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_height_mm: float, px_per_mm, heights: np.ndarray,
-            deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0, adjoining: tuple[TableRect, ...] = ()):
+            deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0, adjoining: tuple[TableRect, ...] = (),
+            side_sigma_mm: float = SIDE_SIGMA_MM):
     # Profiles reach across the widest wall among the heights asked about (and no further).
     sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()) + PLATE_MM, from_top,
                           adjoining)
@@ -439,16 +440,18 @@ def _assess(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_height_mm
     fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top, faces) for s in sides]
     cost = np.sum([f[0] for f in fits], axis=0) * wall_weight
     if faces is not None:
-        cost = cost + _size_cost(heights, camera_height_mm, faces[1])
+        cost = cost + _size_cost(heights, camera_height_mm, faces[1], side_sigma_mm)
     return sides, fits, cost
 
 
 def fit_box(sample: Sampler, start: TableRect, foot_mm: np.ndarray, camera_height_mm: float,
             px_per_mm: Callable[[np.ndarray, np.ndarray], float], heights_mm: tuple[float, ...] = HEIGHTS_MM,
-            start_is_top: bool = False, adjoining: tuple[TableRect, ...] = ()) -> BoxFit | None:
+            start_is_top: bool = False, adjoining: tuple[TableRect, ...] = (),
+            side_sigma_mm: float = SIDE_SIGMA_MM) -> BoxFit | None:
     """Fit a brick whose silhouette on the table plane, boxed in a rectangle, is near `start`
     (or whose top face is, with `start_is_top`). `adjoining`: the top faces of other parts of the
-    same wall (an L, a U, a ring): profiles that cross them are left out."""
+    same wall (an L, a U, a ring): profiles that cross them are left out. `side_sigma_mm`: how
+    well the top face's sides are measured (a top the camera clipped blooms past its edges)."""
     heights = np.asarray(heights_mm, float)
     foot = np.asarray(foot_mm, float)
     wide, narrow = np.arange(-1.6, 1.6 + 1e-9, 0.2), np.arange(-0.4, 0.4 + 1e-9, 0.1)
@@ -486,12 +489,13 @@ def fit_box(sample: Sampler, start: TableRect, foot_mm: np.ndarray, camera_heigh
         if rect is None:
             return None
         sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, heights, narrow,
-                                    wall_weight=WALL_WEIGHT_HEIGHT, adjoining=adjoining)
+                                    wall_weight=WALL_WEIGHT_HEIGHT, adjoining=adjoining, side_sigma_mm=side_sigma_mm)
         settled = float(heights[int(np.argmin(cost))])
         if attempt == 1 or abs(settled - placed_for) <= PLATE_MM + 1e-6:
             break  # a plate moves a wall by a few tenths of a mm: the edges stand
         only = np.array([settled])
-        sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, only, narrow, adjoining=adjoining)
+        sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, only, narrow, adjoining=adjoining,
+                                    side_sigma_mm=side_sigma_mm)
         rect = refine(rect, sides, fits, cost, only, False)
         placed_for = settled
     best = int(np.argmin(cost))
@@ -502,13 +506,14 @@ def fit_box(sample: Sampler, start: TableRect, foot_mm: np.ndarray, camera_heigh
                   height_cost={float(hh): float(c - cost[best]) for hh, c in zip(heights, cost)})
 
 
-def _size_cost(heights: np.ndarray, camera_height_mm: float, halves: np.ndarray) -> np.ndarray:
+def _size_cost(heights: np.ndarray, camera_height_mm: float, halves: np.ndarray,
+               side_sigma_mm: float = SIDE_SIGMA_MM) -> np.ndarray:
     """How far the top face's size is from a brick's (sides 8n - 0.2 mm), for each height, from
     the top faces' half sides (H, 2) that `top_faces` gives."""
     k = (camera_height_mm / (camera_height_mm - heights))[:, None]
     length = 2 * halves / k
     studs = np.maximum(1, np.round((length + GAP_MM) / STUD_MM))
-    return (((length - (studs * STUD_MM - GAP_MM)) * k / SIDE_SIGMA_MM) ** 2 / 2).sum(axis=1)
+    return (((length - (studs * STUD_MM - GAP_MM)) * k / side_sigma_mm) ** 2 / 2).sum(axis=1)
 
 
 def _sane(new: TableRect, old: TableRect, slack_mm: float) -> bool:

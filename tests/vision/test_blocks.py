@@ -424,6 +424,24 @@ def test_a_bricks_shadow_on_the_table_is_no_part_of_it(surface, colour, towards_
     assert abs(block.height_mm - 19.2) <= 3.2 and block.color == colour
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("colour", ["white", "yellow"])
+def test_a_top_the_camera_clipped_is_not_read_taller(colour):
+    """Overexposed (x2 and x3 in linear light, blurred there, then clipped by the sRGB curve), a
+    brick's top blooms past its edges: taken at its size, it reads a brick taller (white at x3
+    25.6 mm before); its walls say the height."""
+    base, _ = rendered(3)
+    x, y = _spot_seen_from_aside(base)
+    brick = SynthBrick(x, y, 30.0, 4, 2, 0.0, 19.2, colour)
+    for exposure in (2.0, 3.0):
+        scene = replace(base, bricks=(brick,), imaging=replace(base.imaging, gamma=0.0, exposure=exposure))
+        blocks = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+        near = [b for b in blocks if np.hypot(*(b.footprint_mm.mean(axis=0) - (x, y))) < 50]
+        assert len(near) == 1 and near[0].color == colour
+        assert polygon_iou(near[0].footprint_mm, brick.footprint_mm()) > 0.85
+        assert -4.8 <= near[0].height_mm - 19.2 <= 3.2, (exposure, near[0].height_mm)
+
+
 def _tower_scene():
     from companion.synth.scene import tower_bricks
 
