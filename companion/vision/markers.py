@@ -198,9 +198,9 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
                 # gives them back their width.
                 sharp = 255.0 * np.clip((sharp - black) / max(white - black, 1.0), 0, 1) ** curve
             corners, ids, _ = make_detector(dictionary_name, rescue=True).detectMarkers(sharp.astype(np.uint8))
-            if ids is not None:
+            if ids is not None and len(ids):  # OpenCV 5.1 gives an empty array where 5.0 gave None
                 break
-        if ids is None:
+        if ids is None or not len(ids):
             continue
         for c, marker_id in zip(corners, np.asarray(ids).ravel()):
             if int(marker_id) in known_ids:
