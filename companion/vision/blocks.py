@@ -477,10 +477,15 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
     light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
     relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
     # Skin is judged under the paper's white balance (a white brick under a warm lamp is
-    # skin-toned), and only on what stands as high as a hand's fingers on the table: a
-    # glossy red brick's top, paled by the lamp's reflection, is skin-toned too.
-    if fit.height_mm >= SKIN_FROM_MM and looks_like_skin(np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)):
-        return None
+    # skin-toned), and only on what stands as high as a hand's fingers on the table. A glossy
+    # red or orange brick's top, paled and yellowed by the lamp's reflection, is skin-toned
+    # too; but its walls, turned from the lamp, show the plastic's own hue, while a finger's
+    # sides are the skin of its top in shade.
+    balanced = np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)
+    if fit.height_mm >= SKIN_FROM_MM and looks_like_skin(balanced):
+        wall = _wall_colour(c, fit)
+        if skin_top(balanced, None if wall is None else wall * balanced / np.maximum(top_bgr, 1.0)):
+            return None
     contrast = float(np.linalg.norm(top_bgr - table_here))
     if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):
         # its "top" is the table: a gap between two walls, a hole in a castle (a tower's
@@ -731,11 +736,27 @@ def skin_toned(bgr: np.ndarray) -> np.ndarray:
     return (hsv[:, 0] <= 22) & (hsv[:, 1] >= 45) & (hsv[:, 1] <= 170) & (hsv[:, 2] >= 90)
 
 
+def skin_top(top_bgr: np.ndarray, wall_bgr: np.ndarray | None) -> bool:
+    """Whether a skin-toned top (BGR, under the paper's white balance) is skin: its walls
+    (likewise balanced; None where none shows) share its hue. A glossy brick's top is paled and
+    shifted towards the lamp's colour by its reflection; its walls keep the plastic's hue."""
+    return looks_like_skin(top_bgr) and (wall_bgr is None or _hue_apart_deg(top_bgr, wall_bgr) < SKIN_HUE_APART_DEG)
+
+
+def _hue_apart_deg(bgr_a: np.ndarray, bgr_b: np.ndarray) -> float:
+    """How far apart two colours' hues are, in degrees."""
+    pixels = np.clip(np.array([bgr_a, bgr_b], np.float32), 0, 255).astype(np.uint8).reshape(2, 1, 3)
+    hue = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV_FULL).reshape(2, 3)[:, 0].astype(float) * 360.0 / 256.0
+    apart = abs(hue[0] - hue[1])
+    return float(min(apart, 360.0 - apart))
+
+
 def looks_like_skin(bgr: np.ndarray) -> bool:
     return bool(skin_toned(np.asarray(bgr, float).reshape(1, 3))[0])
 
 
 SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: a hand, an arm
+SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
 SKIN_FROM_MM = 19.2  # a finger on the table is this thick; a skin-toned top lower than it is a brick
 HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)
 

@@ -335,6 +335,19 @@ def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
         assert named in (("white", "gray") if name in ("white", "gray") else (name,)), (wall_shade, named)
 
 
+def test_a_glossy_orange_top_is_told_from_skin_by_its_walls():
+    """Measured tops and walls (BGR under the paper's white balance): orange and red bricks 28.8 mm
+    tall on the path-traced frames, whose tops the lamp paled into skin tones, and fingers of the
+    ray-cast hands. A finger's sides are its top in shade; a brick's walls keep its plastic's hue."""
+    from companion.vision.blocks import skin_top
+
+    bricks = [([73, 174, 212], [58, 86, 178]), ([84, 192, 242], [66, 113, 177])]
+    fingers = [([116, 142, 188], [122, 153, 201]), ([82, 99, 130], [65, 79, 104]), ([95, 113, 140], [60, 76, 98])]
+    assert not any(skin_top(np.array(top, float), np.array(wall, float)) for top, wall in bricks)
+    assert all(skin_top(np.array(top, float), np.array(wall, float)) for top, wall in fingers)
+    assert skin_top(np.array(bricks[0][0], float), None)  # no wall seen: skin-toned is skin
+
+
 @pytest.mark.parametrize("table_albedo, surface", [((0.45, 0.30, 0.16), "wood"), ((0.12, 0.30, 0.14), "green felt"),
                                                    ((0.55, 0.55, 0.55), "gray mat")])
 def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(table_albedo, surface):
