@@ -61,9 +61,9 @@ PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 ma
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
 SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be its shadow, cast from its base
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
-SHADE_TINT = 0.3  # ... and of the table's own tint within this (log light): not a coloured brick's wall
-SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
+SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
+SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
 CLIPPED_SIDE_SIGMA_MM = 1.0  # a clipped top's sides, as a height cue (`_fit_box`)
@@ -1044,9 +1044,7 @@ def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, sha
     lit = (blob > 0) & (shade == 0)
     if not lit.any():
         return True
-    seen = srgb_to_linear(np.median(fine[lit], axis=0)[::-1] / 255.0)
-    under = srgb_to_linear(np.median(table_fine[lit], axis=0)[::-1] / 255.0)
-    return bool(np.all(seen <= SHADE_DARKEST * under))
+    return bool(np.all(_linear(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * _linear(np.median(table_fine[lit], axis=0))))
 
 
 def _table_in_shade_sampler(sample, shade: np.ndarray, table_fine: np.ndarray, origin_mm: tuple[float, float]):
