@@ -262,6 +262,8 @@ class MarkerDetections:
         parts = [p for p in parts if len(p)]
         if not parts:
             return cls.empty()
+        if len(parts) == 1:
+            return parts[0]  # nothing writes into a detection's arrays: no copy needed (the tracker concatenates every frame)
         return cls(np.concatenate([p.ids for p in parts]), np.concatenate([p.corners_px for p in parts]),
                    np.concatenate([p.corners_norm for p in parts]), np.concatenate([p.edge_rms_px for p in parts]),
                    np.concatenate([p.refined for p in parts]), np.concatenate([p.raw_px for p in parts]),
@@ -271,7 +273,8 @@ class MarkerDetections:
 def mean_side_px(quad: np.ndarray) -> float:
     """Mean length of a quad's four sides, in pixels: a marker's apparent size."""
     quad = np.asarray(quad, np.float64)
-    return float(np.mean(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+    sides = quad - quad[[3, 0, 1, 2]]
+    return float(np.sqrt((sides * sides).sum(axis=1)).mean())
 
 
 def to_gray(image: np.ndarray) -> np.ndarray:
