@@ -475,17 +475,22 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
     top_bgr = np.median(samples, axis=0)
     table_here = _table_at(c.table_fine, fit.top, c.origin)
     light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
-    relative = top_bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
+
+    def balanced(bgr: np.ndarray) -> np.ndarray:
+        """A colour under the paper's white balance, at the anchors' light (BGR 0-255)."""
+        rgb = bgr[::-1] / 255.0 / np.maximum(white / PAPER_ALBEDO, 1e-3) / max(light, 1e-3)
+        return np.clip(rgb[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)
+
     # Skin is judged under the paper's white balance (a white brick under a warm lamp is
     # skin-toned), and only on what stands as high as a hand's fingers on the table. A glossy
     # red or orange brick's top, paled and yellowed by the lamp's reflection, is skin-toned
     # too; but its walls, turned from the lamp, show the plastic's own hue, while a finger's
-    # sides are the skin of its top in shade.
-    balanced = np.clip(relative[::-1] * 255.0 * PAPER_ALBEDO, 0, 255)
-    if fit.height_mm >= SKIN_FROM_MM and looks_like_skin(balanced):
-        wall = _wall_colour(c, fit)
-        if skin_top(balanced, None if wall is None else wall * balanced / np.maximum(top_bgr, 1.0)):
-            return None
+    # sides are the skin of its top in shade. A clipped top is named with its walls too.
+    top_balanced = balanced(top_bgr)
+    skin_toned_top = fit.height_mm >= SKIN_FROM_MM and looks_like_skin(top_balanced)
+    wall = _wall_colour(c, fit) if skin_toned_top else None
+    if skin_toned_top and skin_top(top_balanced, None if wall is None else balanced(wall)):
+        return None
     contrast = float(np.linalg.norm(top_bgr - table_here))
     if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):
         # its "top" is the table: a gap between two walls, a hole in a castle (a tower's
@@ -501,9 +506,11 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
             or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
             < TOP_ALIKE_SHARE):
         return None
-    wall = _wall_colour(c, fit) if clipped_top(top_bgr[::-1] / 255.0) else None
+    clipped = clipped_top(top_bgr[::-1] / 255.0)
+    if clipped and wall is None:  # (a skin-toned top's walls were read above)
+        wall = _wall_colour(c, fit)
     colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, c.palette,
-                                      None if wall is None else wall[::-1] / 255.0)
+                                      wall[::-1] / 255.0 if clipped and wall is not None else None)
     return top_bgr, colour, colour_conf
 
 
