@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from companion.vision.camera import CameraModel
+from companion.vision.cards import read_cards, side_range_px
 from companion.vision.colours import srgb_to_linear
 from companion.vision.markers import MarkerDetections, detect, detect_raw, marker_bits, mean_side_px, refine
 
@@ -215,13 +216,19 @@ class ListedLook:
 def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, listed: frozenset[int] | None,
                   anchor_ids: frozenset[int], rescued: set[int] | None = None) -> ListedLook:
     """A whole frame's markers (`markers.detect`, told which to expect), then the listed ones no
-    look read, on the frame sharpened with the anchors' spread; each of those checked by the
-    pattern fit on the frame itself (one that does not fit its pattern there is dropped)."""
+    look read, on the frame sharpened with the anchors' spread, and then from their paper cards
+    (`cards`: glare, a lifted black); each of those checked by the pattern fit on the frame itself
+    (one that does not fit its pattern there is dropped)."""
     found = detect(gray, camera, dictionary_name, rescued=rescued, expected=listed)
     wanted = frozenset(listed - set(found.ids.tolist())) if listed is not None else frozenset()
     spread = lens_spread(gray, found, anchor_ids, dictionary_name) if wanted else None
-    if spread is None:
-        return ListedLook(found, None, frozenset())
-    ids, quads = read_sharpened(gray, spread, wanted, dictionary_name, found)
-    more = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
-    return ListedLook(MarkerDetections.concat([found, more]), spread, frozenset(more.ids.tolist()))
+    sharp = MarkerDetections.empty()
+    if spread is not None:
+        ids, quads = read_sharpened(gray, spread, wanted, dictionary_name, found)
+        sharp = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else sharp
+    wanted -= set(sharp.ids.tolist())
+    read = MarkerDetections.concat([found, sharp])
+    ids, quads = read_cards(gray, wanted, dictionary_name, side_range_px(read), read.corners_px.mean(axis=1)) \
+        if wanted and len(read) else (np.zeros(0, int), np.zeros((0, 4, 2)))
+    carded = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
+    return ListedLook(MarkerDetections.concat([found, sharp, carded]), spread, frozenset(sharp.ids.tolist()))

@@ -1,0 +1,218 @@
+"""A listed marker read from its paper card, where glare or an exposure left OpenCV too little
+contrast to find its black border.
+
+Under a lamp a glossy print's black shows the lamp (160-200 grey levels against a white of 250),
+and an exposure set for a dark table lifts a matte print's black to within 15-25 levels of its
+white: the adaptive thresholds then never close the border's square, so no candidate reaches the
+decoder. The paper card stays what it was, the brightest square around. So: bright squares of a
+marker card's size, each unwarped to the marker's grid (for a few widths of white margin), every
+module averaged (a few dozen pixels: the noise drops below a faint pattern's contrast), and the
+module means compared with the patterns of the markers still missing, in all four turns. What
+matches is checked, as every small marker is, by the pattern fit on the frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.vision.markers import MarkerDetections, marker_bits, mean_side_px
+
+MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
+MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
+CORE = 0.5  # the middle share of a module, whose spread is the noise (its edges mix with the neighbours')
+BRIGHTER_THAN_AROUND = 12  # grey levels a card's paper stands above the local mean
+PAPER_SHARE = 0.7  # a card's paper is at least this share of the frame's white
+SIDES_SHARE = 0.8  # a card's outline is mostly its four sides
+# A card matches a marker's pattern when the module means correlate with it this well, border
+# (always black) and inner bits each: a bright brick top or a sheet of paper has a darker rim
+# (its blurred edge) but no inner pattern; a glare-struck print keeps most of its bits.
+MIN_PATTERN_CORRELATION = 0.75
+MIN_INNER_CORRELATION = 0.6
+MIN_CONTRAST_NOISE = 2.0  # white and black modules' means apart by this many times the pixels' spread in a module
+SIDE_RANGE = (0.6, 1.6)  # a card's marker side against the markers found (perspective, heights)
+
+
+def side_range_px(found: MarkerDetections) -> tuple[float, float]:
+    """The sides (px) a missing marker may have, from those found (the roster's are alike)."""
+    sides = np.array([mean_side_px(q) for q in found.corners_px])
+    return SIDE_RANGE[0] * float(np.min(sides)), SIDE_RANGE[1] * float(np.median(sides))
+
+
+def read_cards(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str, sides_px: tuple[float, float],
+               taken_px: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The wanted markers read from bright card-sized squares whose marker would be `sides_px` wide,
+    none over a point of `taken_px` (M, 2: the markers already read): ids (N,) and marker corners
+    (N, 4, 2) in pixels (the card's corners moved in by the margin that fit best; refine them)."""
+    if not wanted:
+        return np.zeros(0, int), np.zeros((0, 4, 2))
+    lo, hi = sides_px
+    patterns = _Patterns.of(dictionary_name, wanted)
+    best: dict[int, tuple[float, np.ndarray]] = {}  # id -> (score, corners): the best card of each
+    for card in _bright_quads(gray, lo, hi * (patterns.cells + 2 * MARGINS_MODULES[-1]) / patterns.cells, taken_px):
+        match = _best_match(gray, card, patterns)
+        if match is not None and lo <= mean_side_px(match[2]) <= hi and match[0] > best.get(match[1], (-1.0,))[0]:
+            best[match[1]] = (match[0], match[2])
+    if not best:
+        return np.zeros(0, int), np.zeros((0, 4, 2))
+    return np.array(list(best), int), np.array([corners for _, corners in best.values()], np.float64)
+
+
+def _bright_quads(gray: np.ndarray, min_side_px: float, max_side_px: float, taken_px: np.ndarray) -> list[np.ndarray]:
+    """Outlines of bright convex quads (paper above its surroundings) of a card's size, corners
+    clockwise on the image, away from the markers already read."""
+    window = int(2 * max_side_px) | 1
+    bright = cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, max(window, 3),
+                                   -BRIGHTER_THAN_AROUND)
+    # Paper is near the frame's white; the bright specks of a table's texture are not (tens of
+    # thousands of outlines on felt, most of the time taken).
+    paper = float(np.percentile(gray[::4, ::4], 99.5)) * PAPER_SHARE
+    bright[gray < paper] = 0
+    contours, _ = cv2.findContours(bright, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    quads = []
+    for contour in contours:
+        area = cv2.contourArea(contour)
+        if not min_side_px ** 2 <= area <= max_side_px ** 2:
+            continue
+        corners = _four_sides(contour)
+        if corners is None:
+            continue
+        quad = _sides_fitted(contour.reshape(-1, 2).astype(np.float64), corners)
+        if quad is None or any(cv2.pointPolygonTest(quad.astype(np.float32), (float(c[0]), float(c[1])), False) >= 0
+                               for c in taken_px):
+            continue
+        quads.append(quad)
+    return quads
+
+
+def _four_sides(contour: np.ndarray) -> np.ndarray | None:
+    """Rough corners (4, 2) of a blob whose outline is mostly four straight sides: the four longest
+    edges of its simplified outline, met in turn (a mini's glossy rim or a highlight beside the
+    card adds short edges of its own)."""
+    poly = cv2.approxPolyDP(contour, 0.02 * cv2.arcLength(contour, True), True).reshape(-1, 2).astype(np.float64)
+    if len(poly) < 4:
+        return None
+    edges = np.roll(poly, -1, axis=0) - poly
+    lengths = np.hypot(edges[:, 0], edges[:, 1])
+    longest = np.sort(np.argsort(lengths)[-4:])
+    if lengths[longest].sum() < SIDES_SHARE * lengths.sum():
+        return None
+    corners = []
+    for a, b in zip(longest, np.roll(longest, -1)):
+        m = np.array([edges[a], -edges[b]]).T
+        if abs(np.linalg.det(m)) < 1e-9 * lengths[a] * lengths[b]:
+            return None
+        s = np.linalg.solve(m, poly[b] - poly[a])
+        corners.append(poly[a] + s[0] * edges[a])
+    corners = np.array(corners)
+    corners = np.roll(corners, 1, axis=0)  # corner k ends side k-1 and starts side k
+    if not cv2.isContourConvex(corners.astype(np.float32)):
+        return None
+    return corners
+
+
+def _sides_fitted(points: np.ndarray, corners: np.ndarray) -> np.ndarray | None:
+    """The quad's corners from lines fitted to its outline's four sides (corners' neighbourhoods
+    left out): the outline's pixels lie half a pixel inside the paper's edge, so it is moved out."""
+    lines = []
+    for k in range(4):
+        a, b = corners[k], corners[(k + 1) % 4]
+        ab = b - a
+        length = float(np.hypot(*ab))
+        if length < 4:
+            return None
+        t = (points - a) @ ab / length ** 2
+        d = np.abs(ab[0] * (points[:, 1] - a[1]) - ab[1] * (points[:, 0] - a[0])) / length
+        side = points[(t > 0.15) & (t < 0.85) & (d < 2.0)]
+        if len(side) < 3:
+            return None
+        vx, vy, x0, y0 = cv2.fitLine(side.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        lines.append((np.array([x0, y0], float), np.array([vx, vy], float)))
+    centre = corners.mean(axis=0)
+    out = []
+    for k in range(4):
+        (p1, d1), (p2, d2) = lines[k - 1], lines[k]
+        m = np.array([d1, -d2]).T
+        if abs(np.linalg.det(m)) < 1e-9:
+            return None
+        s = np.linalg.solve(m, p2 - p1)
+        out.append(p1 + s[0] * d1)
+    quad = np.array(out)
+    quad = centre + (quad - centre) * (1 + 0.5 / max(mean_side_px(quad) / 2, 1.0))
+    # clockwise on the image (y down), as OpenCV gives a marker's corners
+    (ux, uy), (vx, vy) = quad[1] - quad[0], quad[2] - quad[1]
+    turning = ux * vy - uy * vx
+    return quad if turning > 0 else quad[::-1].copy()
+
+
+@dataclass(frozen=True, eq=False)
+class _Patterns:
+    """The wanted markers' cells in their four turns, as rows (K, cells * cells; 1 white, 0
+    black): each row's id and turn, and the rows centred to unit length, whole and inner part."""
+
+    ids: np.ndarray
+    turns: np.ndarray
+    white: np.ndarray
+    whole: np.ndarray
+    inner: np.ndarray
+    cells: int
+
+    @classmethod
+    def of(cls, dictionary_name: str, ids: frozenset[int]) -> "_Patterns":
+        rows, row_ids, row_turns = [], [], []
+        for marker_id in sorted(ids):
+            for k in range(4):
+                rows.append(np.rot90(marker_bits(dictionary_name, marker_id) > 0, k).astype(np.float64))
+                row_ids.append(marker_id)
+                row_turns.append(k)
+        cells = rows[0].shape[0]
+        white = np.array([r.ravel() for r in rows])
+        inner = np.array([r[1:-1, 1:-1].ravel() for r in rows])
+        return cls(np.array(row_ids), np.array(row_turns), white, _unit(white), _unit(inner), cells)
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    centred = rows - rows.mean(axis=-1, keepdims=True)
+    return centred / np.maximum(np.linalg.norm(centred, axis=-1, keepdims=True), 1e-9)
+
+
+def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> tuple[float, int, np.ndarray] | None:
+    """(score, id, marker corners) of the wanted pattern the card's modules match best, if one
+    does: its module means correlate with the pattern, as a whole and in the inner bits, and its
+    black and white modules stand apart from the noise within the modules."""
+    cells = patterns.cells
+    best: tuple[float, int, np.ndarray] | None = None
+    for margin in MARGINS_MODULES:
+        size = int(round((cells + 2 * margin) * MODULE_PX))
+        # The paper's edge onto the grid's outer edge (pixel centres at integers: it is at -0.5).
+        square = np.array([[0, 0], [size, 0], [size, size], [0, size]], np.float32) - 0.5
+        warp = cv2.getPerspectiveTransform(card.astype(np.float32), square)
+        grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
+        start = int(round(margin * MODULE_PX))
+        lo, hi = int(MODULE_PX * (1 - CORE) / 2), int(MODULE_PX * (1 + CORE) / 2)
+        modules = grid[start:start + cells * MODULE_PX, start:start + cells * MODULE_PX] \
+            .reshape(cells, MODULE_PX, cells, MODULE_PX)
+        # Whole modules are compared (a grid a quarter module off mixes in its neighbours and
+        # correlates less: that chooses the margin); their middles tell the noise.
+        means = modules.mean(axis=(1, 3))
+        cores = modules[:, lo:hi, :, lo:hi]
+        noise = float(np.sqrt(((cores - cores.mean(axis=(1, 3))[:, None, :, None]) ** 2).mean()))
+        flat = means.ravel()
+        whites = patterns.white @ flat / patterns.white.sum(axis=1)
+        blacks = (1 - patterns.white) @ flat / (1 - patterns.white).sum(axis=1)
+        score = patterns.whole @ _unit(flat)
+        inner = patterns.inner @ _unit(means[1:-1, 1:-1].ravel())
+        ok = (score >= MIN_PATTERN_CORRELATION) & (inner >= MIN_INNER_CORRELATION) \
+            & (whites - blacks >= MIN_CONTRAST_NOISE * max(noise, 1.0))
+        if not ok.any():
+            continue
+        row = int(np.argmax(np.where(ok, score, -np.inf)))
+        if best is None or score[row] > best[0]:
+            corners_grid = np.array([[margin, margin], [margin + cells, margin], [margin + cells, margin + cells],
+                                     [margin, margin + cells]]) * MODULE_PX - 0.5
+            corners = cv2.perspectiveTransform(corners_grid.reshape(-1, 1, 2), np.linalg.inv(warp)).reshape(4, 2)
+            # The pattern turned k times anticlockwise: the marker's first corner is the grid's k-th before.
+            best = (float(score[row]), int(patterns.ids[row]), np.roll(corners, int(patterns.turns[row]), axis=0))
+    return best
