@@ -26,11 +26,13 @@ CORE = 0.5  # the middle share of a module, whose spread is the noise (its edges
 BRIGHTER_THAN_AROUND = 12  # grey levels a card's paper stands above the local mean
 PAPER_SHARE = 0.7  # a card's paper is at least this share of the frame's white
 SIDES_SHARE = 0.8  # a card's outline is mostly its four sides
-# A card matches a marker's pattern when the module means correlate with it this well, border
-# (always black) and inner bits each: a bright brick top or a sheet of paper has a darker rim
-# (its blurred edge) but no inner pattern; a glare-struck print keeps most of its bits.
-MIN_PATTERN_CORRELATION = 0.75
-MIN_INNER_CORRELATION = 0.6
+# A card matches a marker's pattern when the module means correlate with it this well: the
+# inner bits closely (a bright brick top or a sheet of paper has a darker rim, its blurred edge,
+# but no inner pattern), the whole pattern less so (on a small blurred print the black border,
+# beside the white margin, is paler than the inner black: 220-236 against 180-200 under a lamp's
+# reflection). The sum of both chooses among margins and turns.
+MIN_PATTERN_CORRELATION = 0.5
+MIN_INNER_CORRELATION = 0.75
 MIN_CONTRAST_NOISE = 2.0  # white and black modules' means apart by this many times the pixels' spread in a module
 SIDE_RANGE = (0.6, 1.6)  # a card's marker side against the markers found (perspective, heights)
 
@@ -208,11 +210,12 @@ def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> tupl
             & (whites - blacks >= MIN_CONTRAST_NOISE * max(noise, 1.0))
         if not ok.any():
             continue
-        row = int(np.argmax(np.where(ok, score, -np.inf)))
-        if best is None or score[row] > best[0]:
+        both = score + inner
+        row = int(np.argmax(np.where(ok, both, -np.inf)))
+        if best is None or both[row] > best[0]:
             corners_grid = np.array([[margin, margin], [margin + cells, margin], [margin + cells, margin + cells],
                                      [margin, margin + cells]]) * MODULE_PX - 0.5
             corners = cv2.perspectiveTransform(corners_grid.reshape(-1, 1, 2), np.linalg.inv(warp)).reshape(4, 2)
             # The pattern turned k times anticlockwise: the marker's first corner is the grid's k-th before.
-            best = (float(score[row]), int(patterns.ids[row]), np.roll(corners, int(patterns.turns[row]), axis=0))
+            best = (float(both[row]), int(patterns.ids[row]), np.roll(corners, int(patterns.turns[row]), axis=0))
     return best
