@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
 from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, Reported, format_wrong, timed_plain
+from companion.setup_file import MiniSpec, Setup
 from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import BlockFinder
@@ -111,10 +112,22 @@ def plain_opencv(image: np.ndarray, scene: Scene) -> tuple[dict[int, tuple[float
     return located, others
 
 
+def with_absent(setup: Setup) -> Setup:
+    """The roster also listing every id of the dictionary that no mini, object or anchor on the
+    table carries: a real roster lists the dead and the minis still in the box. Each read of one
+    is a false id, and every frame takes the looks made for missing markers."""
+    taken = {m.id for m in setup.minis} | {o.id for o in setup.objects} | set(setup.anchor_ids)
+    count = int(dictionary(setup.dictionary).bytesList.shape[0])
+    template = setup.minis[0] if setup.minis else MiniSpec(id=0, name="")
+    return replace(setup, minis=setup.minis + tuple(replace(template, id=i, name=f"absent {i}")
+                                                    for i in range(count) if i not in taken))
+
+
 def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0, progress=None,
-        renderer: str = "raycast", layout: dict[str, int] | None = None) -> dict:
+        renderer: str = "raycast", layout: dict[str, int] | None = None, absent: bool = False) -> dict:
     """`layout`: what each table holds besides its loose bricks (`random_scene`'s n_walls,
-    n_towers, n_touching)."""
+    n_towers, n_touching). `absent`: the rosters also list the ids no one on the table carries
+    (`with_absent`)."""
     layout = layout or {}
     camera_of_scene = Camera(renderer)
     scores = [Score("pipeline"), Score("pipeline, image only"), Score("plain OpenCV")]
@@ -123,6 +136,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
         scene = bench_scene(renderer, seed * 100003 + k, level, n_hands=hands, **layout)
         image = camera_of_scene.render(scene)
         for score, setup in ((scores[0], scene.setup()), (scores[1], scene.setup(roster_heights=False))):
+            setup = with_absent(setup) if absent else setup
             locator = Locator(setup, blocks=False)
             start = time.perf_counter()
             analysis = locator.analyse(image)
@@ -151,7 +165,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
         scores[2].add(scene, located, others, (time.perf_counter() - start) * 1000)
         if progress:
             progress(k + 1, scenes)
-    return {"renderer": renderer, "level": level, "scenes": scenes, "seed": seed, "hands": hands,
+    return {"renderer": renderer, "level": level, "scenes": scenes, "seed": seed, "hands": hands, "absent": absent,
             **{k.removeprefix("n_"): v for k, v in layout.items()}, "resolution": "1920x1080",
             "threads": cv2.getNumThreads(), "minis": scores[0].expected, "methods": [s.summary() for s in scores],
             "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores]}
@@ -179,7 +193,9 @@ def format_table(result: dict, details: bool = False) -> str:
              + "".join(f", {result[k]} {what} a scene" for k, what in
                        (("walls", "walls that turn (each one block)"), ("towers", "towers (each one block)"),
                         ("touching", "rows of touching bricks")) if result.get(k))
-             + f", {result['hands']} hands a scene, seed {result['seed']}, "
+             + f", {result['hands']} hands a scene"
+             + (", the rosters also listing every id no one on the table carries" if result.get("absent") else "")
+             + f", seed {result['seed']}, "
              f"OpenCV threads {result['threads']})",
              f"{'method':<26}" + "".join(f"{c:>16}" for c in cols)]
     for m in result["methods"]:

@@ -27,7 +27,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         cv2.setNumThreads(args.threads)
     result = vision.run(args.scenes, args.seed, args.level, args.hands,
                         progress=progress(args.json, f"{args.scenes} {args.renderer} table(s)"),
-                        renderer=args.renderer, layout=scene_layout)
+                        renderer=args.renderer, layout=scene_layout, absent=args.absent)
     return report(args, result, lambda r: vision.format_table(r, details=args.details))
 
 
@@ -119,6 +119,9 @@ def add_group(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--hands", type=int, default=0, help="hands over the table in every scene")
             layout_args(p)
             p.add_argument("--threads", type=int, help="OpenCV's threads (1: the one-core figure; default: OpenCV's)")
+            p.add_argument("--absent", action="store_true",
+                           help="the rosters also list every marker id no one on the table carries (the dead, "
+                                "minis in the box): a read of one is a false id")
             p.add_argument("--details", action="store_true",
                            help="list every block missed, reported wrong or false, scene by scene (the JSON "
                                 "always has them, under each block method's 'wrong')")

@@ -26,6 +26,10 @@ CORE = 0.5  # the middle share of a module, whose spread is the noise (its edges
 BRIGHTER_THAN_AROUND = 12  # grey levels a card's paper stands above the local mean
 PAPER_SHARE = 0.7  # a card's paper is at least this share of the frame's white
 SIDES_SHARE = 0.8  # a card's outline is mostly its four sides
+# A card is square: seen up to 35 degrees off the vertical, in perspective, with a neighbour's
+# rim on its outline, its sides differ by up to half (1.4 lost two path-traced hard-level cards);
+# a 1x2 brick's top is twice as long as wide, a 1x4's four times (read as prints before).
+MAX_ASPECT = 1.6
 # A card matches a marker's pattern when the module means correlate with it this well: the
 # inner bits closely (a bright brick top or a sheet of paper has a darker rim, its blurred edge,
 # but no inner pattern), the whole pattern less so (on a small blurred print the black border,
@@ -82,11 +86,16 @@ def _bright_quads(gray: np.ndarray, min_side_px: float, max_side_px: float, take
         if corners is None:
             continue
         quad = _sides_fitted(contour.reshape(-1, 2).astype(np.float64), corners)
-        if quad is None or any(cv2.pointPolygonTest(quad.astype(np.float32), (float(c[0]), float(c[1])), False) >= 0
+        if quad is None or _aspect(quad) > MAX_ASPECT or any(cv2.pointPolygonTest(quad.astype(np.float32), (float(c[0]), float(c[1])), False) >= 0
                                for c in taken_px):
             continue
         quads.append(quad)
     return quads
+
+
+def _aspect(quad: np.ndarray) -> float:
+    sides = np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)
+    return float(sides.max() / max(sides.min(), 1e-9))
 
 
 def _four_sides(contour: np.ndarray) -> np.ndarray | None:

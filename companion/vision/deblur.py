@@ -23,7 +23,8 @@ import numpy as np
 from companion.vision.camera import CameraModel
 from companion.vision.cards import read_cards, side_range_px
 from companion.vision.colours import srgb_to_linear
-from companion.vision.markers import MarkerDetections, detect, detect_raw, marker_bits, mean_side_px, refine
+from companion.vision.markers import (MarkerDetections, detect, detect_raw, marker_bits, mean_side_px,
+                                      one_per_place, refine)
 
 SPREAD_SUPERSAMPLE = 4  # sub-pixel samples per axis when drawing an anchor's ideal image
 REACH_PX = 5  # the largest kernel's half-width
@@ -231,4 +232,5 @@ def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, l
     ids, quads = read_cards(gray, wanted, dictionary_name, side_range_px(read), read.corners_px.mean(axis=1)) \
         if wanted and len(read) else (np.zeros(0, int), np.zeros((0, 4, 2)))
     carded = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
-    return ListedLook(MarkerDetections.concat([found, sharp, carded]), spread, frozenset(sharp.ids.tolist()))
+    return ListedLook(one_per_place(MarkerDetections.concat([found, sharp, carded])), spread,
+                      frozenset(sharp.ids.tolist()))

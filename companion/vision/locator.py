@@ -25,6 +25,9 @@ LEARNED_SIGMA_MM = 1.0  # a height the live tracker averaged over a stopped mark
 # wide, a trimmed print): the state says so in a warning, and its confidence falls.
 HEIGHT_UNTRUSTED_MM = 5.0
 IMPOSSIBLE_BELOW_MM = 50.0  # a marker that would stand this far under the table is not that marker
+# ... or this far above it: a mini on a tower of twelve bricks stands at ~170 mm
+IMPOSSIBLE_ABOVE_MM = 300.0
+TILTED_MIN_SIZE_SHARE = 0.6  # a tilted marker's longest side, of its size where it stands (perspective, a curled card)
 TILTED_DEG = 30.0  # a marker tilted more than this: its apparent size is not its height's
 TILTED_MAX_RESIDUAL = 0.1  # ... when the pattern fit it this well (px): a real, readable square
 FLAT_SIZE_AGREES_MM = 25.0  # a "tilted" marker whose flat size height is this close to its known height is flat
@@ -176,7 +179,7 @@ class Locator:
     def _place_one(self, det: MarkerDetections, row: int, marker_id: int, reg: Registration,
                    camera: CameraModel, known_z_mm: dict[int, float]):
         """("mini" | "object", MiniState, measured MarkerPose), ("unknown", MarkerSighting, None) or
-        ("misread", the id, the height it would stand at) for a quad far too small for its id."""
+        ("misread", the id, the height it would stand at) for a quad far too small or large for its id."""
         pose = reg.pose
         spec = self.setup.mini(marker_id)
         obj = self._objects.get(marker_id)
@@ -207,9 +210,19 @@ class Locator:
             # tilt (over 45 deg: a knocked-over candidate for the rules).
             mp, source = locate_horizontal_marker(corners, side, pose, camera.focal_px, expected_z, fit), "setup"
             sigma = ROSTER_SIGMA_MM
-        elif measured.z_mm < -IMPOSSIBLE_BELOW_MM and (det.refined[row] or marker_id not in known_z_mm):
+            # A tilt shortens one way only: the quad's longest side still spans about the marker's
+            # size where it stands. A few pixels of felt decoded in a darkened look (4.5 px where
+            # a 20 mm print would be 20) are no knocked-over mini.
+            distance_mm = float(np.linalg.norm(pose.camera_centre_mm - np.array([mp.x_mm, mp.y_mm, mp.z_mm])))
+            quad = det.corners_px[row]
+            longest_px = float(np.linalg.norm(quad - quad[[3, 0, 1, 2]], axis=1).max())
+            if longest_px < TILTED_MIN_SIZE_SHARE * camera.focal_px * side / max(distance_mm, 1.0):
+                return "misread", marker_id, measured.z_mm
+        elif (measured.z_mm < -IMPOSSIBLE_BELOW_MM or measured.z_mm > IMPOSSIBLE_ABOVE_MM) \
+                and (det.refined[row] or marker_id not in known_z_mm):
             # Far too small for its id: a few pixels of grid or paint decoded as a marker (the
-            # pattern fit cannot tell at 1 px a module), not a mini under the table. Not so for a
+            # pattern fit cannot tell at 1 px a module), not a mini under the table; or far too
+            # large (a print's card and what touches it decoded as a bigger marker). Not so for a
             # tracked marker seen roughly in motion: OpenCV's corners of a 12 px marker are half a
             # pixel off (its size then says 60 mm under the table), and its height is known.
             return "misread", marker_id, measured.z_mm
@@ -286,7 +299,8 @@ class Locator:
                                 for m in unsure) + "; a height in the setup (height_mm) or a larger marker helps")
         if misread:
             warnings.append(f"markers {sorted(misread)} read where they would stand more than "
-                            f"{IMPOSSIBLE_BELOW_MM:.0f} mm under the table: taken as misreads, not placed")
+                            f"{IMPOSSIBLE_BELOW_MM:.0f} mm under the table or {IMPOSSIBLE_ABOVE_MM:.0f} mm "
+                            "above it: taken as misreads, not placed")
         tilted = [m for m in minis if m.tilt_deg >= TILTED_DEG and m.height_source == "setup"]
         if tilted:
             warnings.append("markers seen tilted, placed at their setup height: " + ", ".join(

@@ -270,6 +270,32 @@ class MarkerDetections:
                    np.concatenate([p.margin_dark for p in parts]), np.concatenate([p.fit_residual for p in parts]))
 
 
+CLEARLY_WORSE_FIT = 1.5  # a pattern residual this many times another's, on the same print, is a misread
+
+
+def one_per_place(det: MarkerDetections) -> MarkerDetections:
+    """One marker where two ids were read on top of each other (a centre inside another's quad)
+    and one pattern fits clearly better: cards are opaque, so the other is a misread (a trimmed
+    print's inner pattern decoded as another id, a card and what touches it as a larger one). An
+    unfitted one fits worst. Where both fit alike, both stay (the locator has more to go on)."""
+    if len(det) < 2:
+        return det
+    centres = det.corners_px.mean(axis=1)
+    residual = np.where(np.isnan(det.fit_residual), np.inf, det.fit_residual)
+    order = sorted(range(len(det)), key=lambda i: residual[i])
+    kept: list[int] = []
+    for i in order:
+        if not any(det.ids[i] != det.ids[j] and residual[i] >= CLEARLY_WORSE_FIT * residual[j]
+                   and (_inside(centres[i], det.corners_px[j]) or _inside(centres[j], det.corners_px[i]))
+                   for j in kept):
+            kept.append(i)
+    return det if len(kept) == len(det) else det[np.array(sorted(kept))]
+
+
+def _inside(point: np.ndarray, quad: np.ndarray) -> bool:
+    return cv2.pointPolygonTest(quad.astype(np.float32).reshape(-1, 1, 2), (float(point[0]), float(point[1])), False) > 0
+
+
 def mean_side_px(quad: np.ndarray) -> float:
     """Mean length of a quad's four sides, in pixels: a marker's apparent size."""
     quad = np.asarray(quad, np.float64)
