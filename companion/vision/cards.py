@@ -86,8 +86,10 @@ def _bright_quads(gray: np.ndarray, min_side_px: float, max_side_px: float, take
         if corners is None:
             continue
         quad = _sides_fitted(contour.reshape(-1, 2).astype(np.float64), corners)
-        if quad is None or _aspect(quad) > MAX_ASPECT or any(cv2.pointPolygonTest(quad.astype(np.float32), (float(c[0]), float(c[1])), False) >= 0
-                               for c in taken_px):
+        if quad is None or _aspect(quad) > MAX_ASPECT:
+            continue
+        outline = quad.astype(np.float32)
+        if any(cv2.pointPolygonTest(outline, (float(c[0]), float(c[1])), False) >= 0 for c in taken_px):
             continue
         quads.append(quad)
     return quads

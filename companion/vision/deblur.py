@@ -196,11 +196,13 @@ def lens_spread(gray: np.ndarray, found: MarkerDetections, anchor_ids: frozenset
 def read_sharpened(gray: np.ndarray, spread: Spread, wanted: frozenset[int], dictionary_name: str,
                    found: MarkerDetections | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Quads (ids (N,), corners (N, 4, 2) in `gray`'s pixels) of the `wanted` markers read on `gray`
-    sharpened with the spread, none where one of `found` already is."""
+    sharpened with the spread, none where the same id of `found` already is (another id there is
+    kept as a rival, a darkened look's misread of a blurred print: `one_per_place` chooses)."""
     ids, quads = detect_raw(sharpened(gray, spread), dictionary_name, expected=wanted)
-    centres = found.corners_px.mean(axis=1) if found is not None and len(found) else np.zeros((0, 2))
+    have = found if found is not None else MarkerDetections.empty()
+    centres = have.corners_px.mean(axis=1)
     keep = [k for k, (marker_id, quad) in enumerate(zip(ids, quads)) if int(marker_id) in wanted
-            and not (len(centres) and np.linalg.norm(centres - quad.mean(axis=0), axis=1).min() < 3)]
+            and not (np.linalg.norm(centres[have.ids == marker_id] - quad.mean(axis=0), axis=1) < 3).any()]
     return ids[keep], quads[keep].reshape(-1, 4, 2)
 
 

@@ -277,7 +277,8 @@ def one_per_place(det: MarkerDetections) -> MarkerDetections:
     """One marker where two ids were read on top of each other (a centre inside another's quad)
     and one pattern fits clearly better: cards are opaque, so the other is a misread (a trimmed
     print's inner pattern decoded as another id, a card and what touches it as a larger one). An
-    unfitted one fits worst. Where both fit alike, both stay (the locator has more to go on)."""
+    unfitted one fits worst. Where both fit alike, or neither was fitted (large markers get edge
+    lines), both stay (the locator has more to go on)."""
     if len(det) < 2:
         return det
     centres = det.corners_px.mean(axis=1)
@@ -285,7 +286,8 @@ def one_per_place(det: MarkerDetections) -> MarkerDetections:
     order = sorted(range(len(det)), key=lambda i: residual[i])
     kept: list[int] = []
     for i in order:
-        if not any(det.ids[i] != det.ids[j] and residual[i] >= CLEARLY_WORSE_FIT * residual[j]
+        if not any(det.ids[i] != det.ids[j] and np.isfinite(residual[j])
+                   and residual[i] >= CLEARLY_WORSE_FIT * residual[j]
                    and (_inside(centres[i], det.corners_px[j]) or _inside(centres[j], det.corners_px[i]))
                    for j in kept):
             kept.append(i)
@@ -293,7 +295,8 @@ def one_per_place(det: MarkerDetections) -> MarkerDetections:
 
 
 def _inside(point: np.ndarray, quad: np.ndarray) -> bool:
-    return cv2.pointPolygonTest(quad.astype(np.float32).reshape(-1, 1, 2), (float(point[0]), float(point[1])), False) > 0
+    outline = quad.astype(np.float32).reshape(-1, 1, 2)
+    return cv2.pointPolygonTest(outline, (float(point[0]), float(point[1])), False) > 0
 
 
 def mean_side_px(quad: np.ndarray) -> float:

@@ -176,5 +176,7 @@ def test_two_ids_read_on_one_print_leave_the_better_fitted():
     alike = MarkerDetections(det.ids, det.corners_px, det.corners_norm, det.edge_rms_px, det.refined,
                              fit_residual=np.array([0.0402, 0.0401, np.nan]))
     assert one_per_place(alike).ids.tolist() == [30, 17, 12]  # no telling: both stay
+    unfitted = MarkerDetections(det.ids, det.corners_px, det.corners_norm, det.edge_rms_px, np.zeros(3, bool))
+    assert len(one_per_place(unfitted)) == 3
     same_id_twice = MarkerDetections(np.array([30, 30]), quads[:2], quads[:2] / 1000, np.zeros(2), np.ones(2, bool))
     assert len(one_per_place(same_id_twice)) == 2  # the locator reports those as duplicates
