@@ -8,7 +8,9 @@ decoder. The paper card stays what it was, the brightest square around. So: brig
 marker card's size, each unwarped to the marker's grid (for a few widths of white margin), every
 module averaged (a few dozen pixels: the noise drops below a faint pattern's contrast), and the
 module means compared with the patterns of the markers still missing, in all four turns. What
-matches is checked, as every small marker is, by the pattern fit on the frame.
+matches is checked, as every small marker is, by the pattern fit on the frame; what matches one id
+clearly better than the others but short of the thresholds, only if that fit is close and clearly
+closer than the runner-up's.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.vision.markers import MarkerDetections, marker_bits, mean_side_px
+from companion.vision.markers import MarkerDetections, _FloatView, fit_marker_model, marker_bits, mean_side_px
 
 MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
 MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
@@ -38,6 +40,14 @@ MAX_ASPECT = 1.6
 MIN_PATTERN_CORRELATION = 0.5
 MIN_INNER_CORRELATION = 0.75
 MIN_CONTRAST_NOISE = 2.0  # white and black modules' means apart by this many times the pixels' spread in a module
+# Short of those, a reading is taken when its id leads every other by CLEAR_WIN and its pattern
+# then fits closely (15 px prints whose black an exposure lifted to 15-30 levels under the white:
+# the right id scored 1.08-1.21 and fitted to 0.09-0.12 of its contrast; the best wrong id
+# scored 0.90 and fitted to 0.21) and the runner-up's TENTATIVE_FIT_LEAD times worse.
+MIN_TENTATIVE = 0.95
+CLEAR_WIN = 0.1
+TENTATIVE_MAX_RESIDUAL = 0.15
+TENTATIVE_FIT_LEAD = 1.5
 SIDE_RANGE = (0.6, 1.6)  # a card's marker side against the markers found (perspective, heights)
 
 
@@ -59,8 +69,9 @@ def read_cards(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str, s
     best: dict[int, tuple[float, np.ndarray]] = {}  # id -> (score, corners): the best card of each
     for card in _bright_quads(gray, lo, hi * (patterns.cells + 2 * MARGINS_MODULES[-1]) / patterns.cells, taken_px):
         match = _best_match(gray, card, patterns)
-        if match is not None and lo <= mean_side_px(match[2]) <= hi and match[0] > best.get(match[1], (-1.0,))[0]:
-            best[match[1]] = (match[0], match[2])
+        if match is not None and lo <= mean_side_px(match.corners) <= hi \
+                and match.score > best.get(match.marker_id, (-1.0,))[0]:
+            best[match.marker_id] = (match.score, match.corners)
     if not best:
         return np.zeros(0, int), np.zeros((0, 4, 2))
     return np.array(list(best), int), np.array([corners for _, corners in best.values()], np.float64)
@@ -171,6 +182,7 @@ class _Patterns:
     whole: np.ndarray
     inner: np.ndarray
     cells: int
+    dictionary_name: str
 
     @classmethod
     def of(cls, dictionary_name: str, ids: frozenset[int]) -> "_Patterns":
@@ -183,7 +195,7 @@ class _Patterns:
         cells = rows[0].shape[0]
         white = np.array([r.ravel() for r in rows])
         inner = np.array([r[1:-1, 1:-1].ravel() for r in rows])
-        return cls(np.array(row_ids), np.array(row_turns), white, _unit(white), _unit(inner), cells)
+        return cls(np.array(row_ids), np.array(row_turns), white, _unit(white), _unit(inner), cells, dictionary_name)
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -191,12 +203,24 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return centred / np.maximum(np.linalg.norm(centred, axis=-1, keepdims=True), 1e-9)
 
 
-def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> tuple[float, int, np.ndarray] | None:
-    """(score, id, marker corners) of the wanted pattern the card's modules match best, if one
-    does: its module means correlate with the pattern, as a whole and in the inner bits, and its
-    black and white modules stand apart from the noise within the modules."""
+@dataclass(frozen=True, eq=False)
+class _Match:
+    """A wanted id's best reading of one card: the correlation sum, whether it passed the strict
+    thresholds, and the marker corners at its margin and turn."""
+
+    score: float
+    marker_id: int
+    strict: bool
+    corners: np.ndarray
+
+
+def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> _Match | None:
+    """The wanted pattern the card's modules match: the best strict match (its module means
+    correlate with the pattern, as a whole and in the inner bits, and its black and white modules
+    stand apart from the noise within the modules); else, where the modules match one id clearly
+    better than any other, that id for the pattern fits to confirm (`_confirmed`)."""
     cells = patterns.cells
-    best: tuple[float, int, np.ndarray] | None = None
+    of_id: dict[int, _Match] = {}  # each id's best reading, strict ones first
     for margin in MARGINS_MODULES:
         size = int(round((cells + 2 * margin) * MODULE_PX))
         # The paper's edge onto the grid's outer edge (pixel centres at integers: it is at -0.5).
@@ -217,16 +241,35 @@ def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> tupl
         blacks = (1 - patterns.white) @ flat / (1 - patterns.white).sum(axis=1)
         score = patterns.whole @ _unit(flat)
         inner = patterns.inner @ _unit(means[1:-1, 1:-1].ravel())
-        ok = (score >= MIN_PATTERN_CORRELATION) & (inner >= MIN_INNER_CORRELATION) \
+        strict = (score >= MIN_PATTERN_CORRELATION) & (inner >= MIN_INNER_CORRELATION) \
             & (whites - blacks >= MIN_CONTRAST_NOISE * max(noise, 1.0))
-        if not ok.any():
-            continue
         both = score + inner
-        row = int(np.argmax(np.where(ok, both, -np.inf)))
-        if best is None or both[row] > best[0]:
-            corners_grid = np.array([[margin, margin], [margin + cells, margin], [margin + cells, margin + cells],
-                                     [margin, margin + cells]]) * MODULE_PX - 0.5
-            corners = cv2.perspectiveTransform(corners_grid.reshape(-1, 1, 2), np.linalg.inv(warp)).reshape(4, 2)
-            # The pattern turned k times anticlockwise: the marker's first corner is the grid's k-th before.
-            best = (float(both[row]), int(patterns.ids[row]), np.roll(corners, int(patterns.turns[row]), axis=0))
-    return best
+        corners_grid = np.array([[margin, margin], [margin + cells, margin], [margin + cells, margin + cells],
+                                 [margin, margin + cells]]) * MODULE_PX - 0.5
+        corners = cv2.perspectiveTransform(corners_grid.reshape(-1, 1, 2), np.linalg.inv(warp)).reshape(4, 2)
+        for row in range(len(both)):
+            marker_id = int(patterns.ids[row])
+            held = of_id.get(marker_id)
+            if held is None or (bool(strict[row]), both[row]) > (held.strict, held.score):
+                # The pattern turned k times anticlockwise: the marker's first corner is the grid's k-th before.
+                of_id[marker_id] = _Match(float(both[row]), marker_id, bool(strict[row]),
+                                          np.roll(corners, int(patterns.turns[row]), axis=0))
+    ranked = sorted(of_id.values(), key=lambda m: (m.strict, m.score), reverse=True)
+    if not ranked or ranked[0].strict:
+        return ranked[0] if ranked else None
+    best, rival = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+    if best.score < MIN_TENTATIVE or (rival is not None and best.score - rival.score < CLEAR_WIN):
+        return None
+    return best if _confirmed(gray, best, rival, patterns) else None
+
+
+def _confirmed(gray: np.ndarray, best: _Match, rival: _Match | None, patterns: _Patterns) -> bool:
+    """A reading short of the strict thresholds, taken only where its own pattern fits the frame
+    closely and clearly better than the runner-up id's does at its own place and turn."""
+    dictionary_name = patterns.dictionary_name
+    pixels = _FloatView(gray)
+    own = fit_marker_model(pixels, best.corners, dictionary_name, best.marker_id)
+    if own is None or own[1] > TENTATIVE_MAX_RESIDUAL:
+        return False
+    other = fit_marker_model(pixels, rival.corners, dictionary_name, rival.marker_id) if rival is not None else None
+    return other is None or other[1] >= TENTATIVE_FIT_LEAD * own[1]
