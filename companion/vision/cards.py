@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.vision.markers import MarkerDetections, _FloatView, fit_marker_model, marker_bits, mean_side_px
+from companion.vision.markers import MarkerDetections, fit_marker_model, marker_bits, mean_side_px
 
 MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
 MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
@@ -266,10 +266,19 @@ def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> _Mat
 def _confirmed(gray: np.ndarray, best: _Match, rival: _Match | None, patterns: _Patterns) -> bool:
     """A reading short of the strict thresholds, taken only where its own pattern fits the frame
     closely and clearly better than the runner-up id's does at its own place and turn."""
-    dictionary_name = patterns.dictionary_name
-    pixels = _FloatView(gray)
-    own = fit_marker_model(pixels, best.corners, dictionary_name, best.marker_id)
-    if own is None or own[1] > TENTATIVE_MAX_RESIDUAL:
+    # The fits read a float crop around the card (both readings lie within it).
+    reach = 2 * mean_side_px(best.corners)
+    h, w = gray.shape
+    x0, y0 = np.maximum(np.floor(best.corners.min(axis=0) - reach).astype(int), 0)
+    x1, y1 = np.minimum(np.ceil(best.corners.max(axis=0) + reach).astype(int) + 1, (w, h))
+    crop = gray[y0:y1, x0:x1].astype(np.float32)
+
+    def residual(match: _Match) -> float | None:
+        fit = fit_marker_model(crop, match.corners - (x0, y0), patterns.dictionary_name, match.marker_id)
+        return None if fit is None else fit[1]
+
+    own = residual(best)
+    if own is None or own > TENTATIVE_MAX_RESIDUAL:
         return False
-    other = fit_marker_model(pixels, rival.corners, dictionary_name, rival.marker_id) if rival is not None else None
-    return other is None or other[1] >= TENTATIVE_FIT_LEAD * own[1]
+    other = residual(rival) if rival is not None else None
+    return other is None or other >= TENTATIVE_FIT_LEAD * own
