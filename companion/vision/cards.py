@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.vision.markers import MarkerDetections, fit_marker_model, marker_bits, mean_side_px
+from companion.vision.markers import (MarkerDetections, fit_marker_model, inside_quads, intersect_lines, marker_bits,
+                                      mean_side_px, side_lengths_px)
 
 MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
 MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
@@ -99,15 +100,14 @@ def _bright_quads(gray: np.ndarray, min_side_px: float, max_side_px: float, take
         quad = _sides_fitted(contour.reshape(-1, 2).astype(np.float64), corners)
         if quad is None or _aspect(quad) > MAX_ASPECT:
             continue
-        outline = quad.astype(np.float32)
-        if any(cv2.pointPolygonTest(outline, (float(c[0]), float(c[1])), False) >= 0 for c in taken_px):
+        if len(taken_px) and inside_quads(taken_px, quad).any():
             continue
         quads.append(quad)
     return quads
 
 
 def _aspect(quad: np.ndarray) -> float:
-    sides = np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)
+    sides = side_lengths_px(quad)
     return float(sides.max() / max(sides.min(), 1e-9))
 
 
@@ -123,16 +123,10 @@ def _four_sides(contour: np.ndarray) -> np.ndarray | None:
     longest = np.sort(np.argsort(lengths)[-4:])
     if lengths[longest].sum() < SIDES_SHARE * lengths.sum():
         return None
-    corners = []
-    for a, b in zip(longest, np.roll(longest, -1)):
-        m = np.array([edges[a], -edges[b]]).T
-        if abs(np.linalg.det(m)) < 1e-9 * lengths[a] * lengths[b]:
-            return None
-        s = np.linalg.solve(m, poly[b] - poly[a])
-        corners.append(poly[a] + s[0] * edges[a])
-    corners = np.array(corners)
-    corners = np.roll(corners, 1, axis=0)  # corner k ends side k-1 and starts side k
-    if not cv2.isContourConvex(corners.astype(np.float32)):
+    # Corner k ends side k-1 and starts side k.
+    corners = np.array([intersect_lines((poly[a], edges[a] / lengths[a]), (poly[b], edges[b] / lengths[b]))
+                        for a, b in zip(np.roll(longest, 1), longest)])
+    if not np.isfinite(corners).all() or not cv2.isContourConvex(corners.astype(np.float32)):
         return None
     return corners
 
@@ -155,15 +149,9 @@ def _sides_fitted(points: np.ndarray, corners: np.ndarray) -> np.ndarray | None:
         vx, vy, x0, y0 = cv2.fitLine(side.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
         lines.append((np.array([x0, y0], float), np.array([vx, vy], float)))
     centre = corners.mean(axis=0)
-    out = []
-    for k in range(4):
-        (p1, d1), (p2, d2) = lines[k - 1], lines[k]
-        m = np.array([d1, -d2]).T
-        if abs(np.linalg.det(m)) < 1e-9:
-            return None
-        s = np.linalg.solve(m, p2 - p1)
-        out.append(p1 + s[0] * d1)
-    quad = np.array(out)
+    quad = np.array([intersect_lines(lines[k - 1], lines[k]) for k in range(4)])
+    if not np.isfinite(quad).all():
+        return None
     quad = centre + (quad - centre) * (1 + 0.5 / max(mean_side_px(quad) / 2, 1.0))
     # clockwise on the image (y down), as OpenCV gives a marker's corners
     (ux, uy), (vx, vy) = quad[1] - quad[0], quad[2] - quad[1]

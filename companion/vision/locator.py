@@ -15,7 +15,7 @@ from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableSt
 from companion.vision.blocks import BlockFinder, FoundBlock, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.deblur import detect_listed
-from companion.vision.markers import MarkerDetections, dictionary, mean_side_px, to_gray
+from companion.vision.markers import MarkerDetections, dictionary, mean_side_px, side_lengths_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 
@@ -214,8 +214,7 @@ class Locator:
             # size where it stands. A few pixels of felt decoded in a darkened look (4.5 px where
             # a 20 mm print would be 20) are no knocked-over mini.
             distance_mm = float(np.linalg.norm(pose.camera_centre_mm - np.array([mp.x_mm, mp.y_mm, mp.z_mm])))
-            quad = det.corners_px[row]
-            longest_px = float(np.linalg.norm(quad - quad[[3, 0, 1, 2]], axis=1).max())
+            longest_px = float(side_lengths_px(det.corners_px[row]).max())
             if longest_px < TILTED_MIN_SIZE_SHARE * camera.focal_px * side / max(distance_mm, 1.0):
                 return "misread", marker_id, measured.z_mm
         elif (measured.z_mm < -IMPOSSIBLE_BELOW_MM or measured.z_mm > IMPOSSIBLE_ABOVE_MM) \

@@ -132,12 +132,18 @@ def _grown(quad: np.ndarray, ratio: float) -> np.ndarray:
     return centre + ratio * (quad - centre)
 
 
-def _inside_any(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
-    """For each point (N, 2): whether it lies inside any of these convex quads (K, 4, 2), either winding."""
+def inside_quads(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(N, K): whether each point (N, 2) lies inside (or on) each convex quad (K, 4, 2), either winding."""
+    points, quads = np.asarray(points, np.float64).reshape(-1, 2), np.asarray(quads, np.float64).reshape(-1, 4, 2)
     edges = np.roll(quads, -1, axis=1) - quads  # (K, 4, 2)
     rel = points[:, None, None, :] - quads[None]  # (N, K, 4, 2)
     cross = edges[..., 0] * rel[..., 1] - edges[..., 1] * rel[..., 0]  # (N, K, 4)
-    return ((cross >= 0).all(axis=2) | (cross <= 0).all(axis=2)).any(axis=1)
+    return (cross >= 0).all(axis=2) | (cross <= 0).all(axis=2)
+
+
+def _inside_any(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """For each point (N, 2): whether it lies inside any of these convex quads (K, 4, 2)."""
+    return inside_quads(points, quads).any(axis=1)
 
 
 def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids: set[int],
@@ -281,29 +287,28 @@ def one_per_place(det: MarkerDetections) -> MarkerDetections:
     lines), both stay (the locator has more to go on)."""
     if len(det) < 2:
         return det
-    centres = det.corners_px.mean(axis=1)
+    inside = inside_quads(det.corners_px.mean(axis=1), det.corners_px)
+    on_one_print = inside | inside.T  # either's centre within the other's quad
     residual = np.where(np.isnan(det.fit_residual), np.inf, det.fit_residual)
     order = sorted(range(len(det)), key=lambda i: residual[i])
     kept: list[int] = []
     for i in order:
-        if not any(det.ids[i] != det.ids[j] and np.isfinite(residual[j])
-                   and residual[i] >= CLEARLY_WORSE_FIT * residual[j]
-                   and (_inside(centres[i], det.corners_px[j]) or _inside(centres[j], det.corners_px[i]))
-                   for j in kept):
+        if not any(det.ids[i] != det.ids[j] and on_one_print[i, j] and np.isfinite(residual[j])
+                   and residual[i] >= CLEARLY_WORSE_FIT * residual[j] for j in kept):
             kept.append(i)
     return det if len(kept) == len(det) else det[np.array(sorted(kept))]
 
 
-def _inside(point: np.ndarray, quad: np.ndarray) -> bool:
-    outline = quad.astype(np.float32).reshape(-1, 1, 2)
-    return cv2.pointPolygonTest(outline, (float(point[0]), float(point[1])), False) > 0
+def side_lengths_px(quad: np.ndarray) -> np.ndarray:
+    """The lengths of a quad's four sides, in pixels."""
+    quad = np.asarray(quad, np.float64)
+    sides = quad - quad[[3, 0, 1, 2]]
+    return np.sqrt((sides * sides).sum(axis=1))
 
 
 def mean_side_px(quad: np.ndarray) -> float:
     """Mean length of a quad's four sides, in pixels: a marker's apparent size."""
-    quad = np.asarray(quad, np.float64)
-    sides = quad - quad[[3, 0, 1, 2]]
-    return float(np.sqrt((sides * sides).sum(axis=1)).mean())
+    return float(side_lengths_px(quad).mean())
 
 
 def to_gray(image: np.ndarray) -> np.ndarray:
@@ -534,7 +539,7 @@ def refine_quad(gray_f, camera: CameraModel, quad: np.ndarray, cells: int,
         if fits is None:
             return fallback
         lines = [line for line, _ in fits]
-        corners_norm = np.array([_intersect(lines[k - 1], lines[k]) for k in range(4)])
+        corners_norm = np.array([intersect_lines(lines[k - 1], lines[k]) for k in range(4)])
         if not np.all(np.isfinite(corners_norm)):
             return fallback
         new_px = camera.denormalize(corners_norm)
@@ -623,7 +628,8 @@ def _median_rows(values: np.ndarray) -> np.ndarray:
     return np.partition(values, k, axis=1)[:, k]
 
 
-def _intersect(l1, l2) -> np.ndarray:
+def intersect_lines(l1, l2) -> np.ndarray:
+    """Where two lines (point, direction) meet; NaN where they are parallel."""
     (p1, d1), (p2, d2) = l1, l2
     m = np.array([d1, -d2]).T
     if abs(np.linalg.det(m)) < 1e-12:
