@@ -524,10 +524,14 @@ def _contains(outer: Box, inner: Box) -> bool:
 def _grow(region: _Region, w: int, h: int, sides: float | None = None) -> Box:
     """Where to look for a marker that changed: its box, and ahead of it as far as it moved last
     frame (a push goes on); a marker searched for in vain is looked for FOLLOW_SIDES further out for
-    every frame it was missed (it kept going), up to FOLLOW_MAX_SIDES (unless sides is given)."""
+    every frame it was missed (it kept going), up to FOLLOW_MAX_SIDES (unless sides is given). Only
+    a marker that was moving when it was lost: a still one that changed and is missed is under a
+    hand (a push from rest is looked for FOLLOW_SIDES out on its first frame), and growing its box
+    each frame had the searches cover half the frame while a hand lay there."""
     vx, vy = region.velocity_px
     if sides is None:
-        sides = min(SEARCH_MARGIN + FOLLOW_SIDES * region.missed, FOLLOW_MAX_SIDES)
+        going = region.missed if (vx or vy) else 0
+        sides = min(SEARCH_MARGIN + FOLLOW_SIDES * going, FOLLOW_MAX_SIDES)
     m = int(region.side_px * sides + 0.5 * math.hypot(vx, vy)) + 8
     x0, y0, x1, y1 = region.box
     ax0, ay0, ax1, ay1 = min(x0, x0 + vx), min(y0, y0 + vy), max(x1, x1 + vx), max(y1, y1 + vy)
