@@ -105,9 +105,8 @@ class TablePose:
     def rays(self, normalized: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Normalized image coordinates (N, 2) -> (origin (3,), unit directions (N, 3)) in the table frame."""
         n = np.asarray(normalized, dtype=np.float64).reshape(-1, 2)
-        d_cam = np.concatenate([n, np.ones((len(n), 1))], axis=1)
-        d = d_cam @ self.rotation  # R^T applied to each row
-        d /= np.linalg.norm(d, axis=1, keepdims=True)
+        d = n @ self.rotation[:2] + self.rotation[2]  # R^T (x, y, 1) for each row
+        d /= np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
         return self.camera_centre_mm, d
 
     def intersect_plane(self, normalized: np.ndarray, z_mm: float | np.ndarray) -> np.ndarray:

@@ -261,19 +261,25 @@ class Locator:
         pose = reg.pose
         counts = Counter(int(i) for i in det.ids)
         anchors = self.setup.anchor_ids
-        minis, objects, unknown, duplicates, misread = [], [], [], [], []
+        minis, objects, unknown, duplicates, misread, off = [], [], [], [], [], []
         poses: dict[int, MarkerPose] = {}
-        for row, marker_id in enumerate(int(i) for i in det.ids):
+        pose_key = pose.rvec.tobytes() + pose.translation_mm.tobytes()
+        for row, marker_id in enumerate(det.ids.tolist()):
             if marker_id in anchors:
                 continue
-            key = (marker_id, det.corners_norm[row].tobytes(), bool(det.refined[row]),
-                   pose.rvec.tobytes(), pose.translation_mm.tobytes(), known_z_mm.get(marker_id))
+            key = (marker_id, det.corners_norm[row].tobytes(), bool(det.refined[row]), pose_key,
+                   known_z_mm.get(marker_id))
             placed = self._placements.get(key)
             if placed is None:
                 if len(self._placements) > 4096:
                     self._placements.clear()
-                placed = self._placements[key] = self._place_one(det, row, marker_id, reg, camera, known_z_mm)
-            kind, item, measured = placed
+                kind, item, measured = self._place_one(det, row, marker_id, reg, camera, known_z_mm)
+                off_table = kind == "mini" and self.setup.table.off_table(item.x_mm, item.y_mm,
+                                                                          self.setup.mini(marker_id).base_mm)
+                placed = self._placements[key] = (kind, item, measured, off_table)
+            kind, item, measured, off_table = placed
+            if off_table and counts[marker_id] == 1:
+                off.append(item)
             if kind == "misread":
                 misread.append(item)
             elif kind == "unknown":
@@ -310,7 +316,7 @@ class Locator:
             warnings.append(f"minis {impossible}: the frame put them under the table; placed at their setup height")
         minis.sort(key=lambda m: m.id)
         table = self.setup.table
-        off = [m for m in minis if table.off_table(m.x_mm, m.y_mm, self.setup.mini(m.id).base_mm)]
+        off.sort(key=lambda m: m.id)
         if off:
             warnings.append("off the table, not in play: " + ", ".join(
                 f"mini {m.id} {table.beyond_mm(m.x_mm, m.y_mm):.0f} mm beyond the edge" for m in off))

@@ -24,6 +24,8 @@ from companion.vision.camera import TablePose
 # Template corners as complex numbers, so that table = centre + a * template with a = scale * e^(i heading).
 # Local (right, up) offsets TL(-1,1) TR(1,1) BR(1,-1) BL(-1,-1) become up - i*right.
 _TEMPLATE = np.array([1 + 1j, 1 - 1j, -1 - 1j, -1 + 1j]) / 2
+_TEMPLATE_CONJ = np.conj(_TEMPLATE)
+_TEMPLATE_NORM = float(np.sum(np.abs(_TEMPLATE) ** 2))
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,9 @@ class SquareFit:
 def fit_square(corners_norm: np.ndarray, pose: TablePose) -> SquareFit:
     ground = pose.intersect_plane(corners_norm, 0.0)[:, :2]
     q = ground[:, 0] + 1j * ground[:, 1]
-    c0 = q.mean()
-    a = np.sum(np.conj(_TEMPLATE) * (q - c0)) / np.sum(np.abs(_TEMPLATE) ** 2)
-    return SquareFit(q, complex(c0), complex(a))
+    c0 = complex(q.sum()) / len(q)
+    a = complex(_TEMPLATE_CONJ @ (q - c0)) / _TEMPLATE_NORM
+    return SquareFit(q, c0, a)
 
 
 def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: TablePose,
@@ -71,10 +73,10 @@ def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: Tab
     foot = centre_c[0] + 1j * centre_c[1]
     centre = foot + (c0 - foot) * ratio
     fitted = c0 + a * _TEMPLATE
-    resid_mm = np.abs(q - fitted)
+    off = q - fitted
     # mm on the plane z=0 -> pixels: a pixel spans about (distance / focal) there.
     distance = math.sqrt((c0.real - centre_c[0]) ** 2 + (c0.imag - centre_c[1]) ** 2 + centre_c[2] ** 2)
-    rms_mm = float(np.sqrt(np.mean(resid_mm ** 2)))
+    rms_mm = math.sqrt(float(np.vdot(off, off).real) / len(off))
     resid_px = rms_mm * focal_px / distance
     # Side error ~ residual spread over 4 corners; dz = Cz * s / side0^2 * d(side0).
     side_sigma_mm = rms_mm / 2
