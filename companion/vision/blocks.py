@@ -340,33 +340,113 @@ def _same_place(a: TableRect, b: TableRect) -> bool:
 def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
     """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
     part): a tower's walls show a band per brick, in as many colours, which no profile of one
-    wall colour explains; its top is its own colour, at the outline's far end. With `against`,
-    only when it explains the outline's map better than that block does."""
+    wall colour explains; its top is its own colour, at the outline's far end. With `against`
+    (a tall box the profiles fitted), only when it explains the outline's map better than that
+    block does, its top the brightest face or the far end's.
+
+    Without `against` (nothing else explained the candidate) the top is looked for harder: on a
+    tall tower it is a small part of the outline, a lower band of white bricks may be brighter,
+    and on a table with no hue the tower's shadow is as dark as black plastic and lies beyond the
+    top, where the far end should be. So each face that may be it is tried (the brightest, the
+    far end's, each colour's), the outline kept to what a box under that top can cast
+    (`_cast_reach`: the shadow beyond is table), and the box that explains its outline best is
+    taken where the outline can tell its height (`_tower_shift_mm`)."""
     view = c.view
-    # Its top as the brightest face, else as the face at the outline's far end from the camera's
-    # foot: on a tall tower the top is a small part of the outline, and a lower band of white
-    # bricks may be brighter than it.
-    top = _top_face(c.fine, c.blob)
-    if top is None:
-        top = _far_top(c)
-    if top is None:
-        return None
-    start = _rect_mm(top, c.origin)
-    if not _brick_sized(start):
-        return None
-    points, labels = _map_points(np.where(_hull_outline(c) > 0, 0, TABLE).astype(np.int32), c.origin)
-    placed = fit_touching(points, labels, [start], view.foot_mm, view.camera_height_mm, ALL_HEIGHTS_MM)[0]
-    if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
-            or placed.height_mm < TALL_FROM_MM):
-        return None  # a low box is the profile fit's to find (an outline alone says little of it)
-    if against is not None and placed.agreement <= box_agreement(
-            points, labels, [(against.fit.footprint, against.height_mm)], view.foot_mm, view.camera_height_mm):
-        return None
+    if against is not None:
+        top = _top_face(c.fine, c.blob)
+        top = top if top is not None else _far_top(c)
+        start = None if top is None else _rect_mm(top, c.origin)
+        tall = None if start is None or not _brick_sized(start) else _placed_tall(c, start, _hull_outline(c))
+        if tall is None:
+            return None
+        placed, points, labels = tall
+        if placed.agreement <= box_agreement(points, labels, [(against.fit.footprint, against.height_mm)],
+                                             view.foot_mm, view.camera_height_mm):
+            return None
+    else:
+        best: Placed | None = None
+        for start in _tower_tops(c):
+            tall = _placed_tall(c, start, _hull_outline(c) & _cast_reach(view, c.origin, c.blob.shape, start))
+            if tall is None or _tower_shift_mm(view, start, tall[0].height_mm) < TOWER_SHIFT_MM:
+                continue  # (near the camera's foot an outline does not tell a tower from a low block)
+            if best is None or tall[0].agreement > best.agreement:
+                best = tall[0]
+        if best is None:
+            return None
+        placed = best
     fit = _placed_fit(view, placed)
     # Its top's colour well inside: placed by its outline alone, a tall top may sit a millimetre
     # or two off (the outline's blurred ends), and its edge rows would be wall.
     named = _top_seen(c, fit, inset_mm=TOWER_TOP_INSET_MM)
     return None if named is None else _placed_block(placed, fit, named)
+
+
+def _placed_tall(c: _Candidate, start: TableRect, outline: np.ndarray
+                 ) -> tuple[Placed, np.ndarray, np.ndarray] | None:
+    """One box from a top `start` fitted to an outline (uint8 mask of the cut-out) among every
+    height up to a tower's: (the placement, the map's points and labels), or None when it does not
+    explain the outline or is low (a low box is the profile fit's to find: an outline alone says
+    little of it)."""
+    points, labels = _map_points(np.where(outline > 0, 0, TABLE).astype(np.int32), c.origin)
+    placed = fit_touching(points, labels, [start], c.view.foot_mm, c.view.camera_height_mm, ALL_HEIGHTS_MM)[0]
+    if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
+            or placed.height_mm < TALL_FROM_MM):
+        return None
+    return placed, points, labels
+
+
+def _tower_tops(c: _Candidate) -> list[TableRect]:
+    """Where a tower's top may be, as cast rectangles, likeliest first: the brightest face, the
+    face at the outline's far end from the camera's foot, then each colour's lit face (the part
+    whose colour is the top's), furthest from the foot first; brick-sized ones only, each once."""
+    faces = [_top_face(c.fine, c.blob), _far_top(c)]
+    split = colour_parts(c.fine, c.blob, (c.diff > c.level).astype(np.uint8))
+    if split is not None:
+        parts = [_top_face(c.fine, core) for core in split.cores[:MAX_PARTS]]
+        foot = c.view.foot_mm
+        faces += sorted((f for f in parts if f is not None),
+                        key=lambda f: -float(np.linalg.norm(_rect_mm(f, c.origin).centre - foot)))
+    tops: list[TableRect] = []
+    for face in faces:
+        if face is None:
+            continue
+        start = _rect_mm(face, c.origin)
+        if _brick_sized(start) and not any(_same_place(start, t) for t in tops):
+            tops.append(start)
+    return tops
+
+
+TOWER_SHIFT_MM = 4.0  # what a tower's outline must move by against a low block's for its height to show
+LOW_BLOCK_MM = 28.8  # three bricks: the common low block a tower is told from
+
+
+def _tower_shift_mm(view: TableView, top: TableRect, height_mm: float) -> float:
+    """How much further towards the camera's foot a box of `height_mm` under a top cast at `top`
+    stands than a low block's (LOW_BLOCK_MM) would: the width of wall its outline shows more.
+    Right under the lens it is a millimetre or two, blur's size, and the outline says nothing of
+    the height (a long white brick there fitted 92.8 mm tall)."""
+    reach = float(np.linalg.norm(top.centre - view.foot_mm))
+    return reach * (1 / float(view.k(LOW_BLOCK_MM)) - 1 / float(view.k(height_mm)))
+
+
+CAST_REACH_MARGIN_MM = 3.0  # a top face's rectangle is a blurred, lit part of it
+
+
+def _cast_reach(view: TableView, origin_mm: tuple[float, float], shape: tuple[int, ...], top: TableRect) -> np.ndarray:
+    """Where a box whose top the camera sees at `top` (cast) can show, in a cut-out at FINE_MM
+    from `origin_mm` (uint8 mask of `shape`): between that top and its footprint under the
+    tallest tower, which is the top scaled towards the camera's foot (the union of those
+    scalings is the hull of the two ends). Beyond it, further from the foot or aside, is no part
+    of that box: its shadow, something else."""
+    foot = view.foot_mm
+    tallest = max(ALL_HEIGHTS_MM)
+    low = top.scaled_about(foot, (view.camera_height_mm - tallest) / view.camera_height_mm)
+    corners = np.concatenate([top.corners(), low.corners()])
+    px = (cv2.convexHull(((corners - np.asarray(origin_mm)) / FINE_MM - 0.5).astype(np.float32))).reshape(-1, 2)
+    reach = np.zeros(shape[:2], np.uint8)
+    cv2.fillConvexPoly(reach, np.round(px * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+    margin = int(round(CAST_REACH_MARGIN_MM / FINE_MM))
+    return cv2.dilate(reach, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * margin + 1, 2 * margin + 1)))
 
 
 def _half_contrast(diff: np.ndarray, blob: np.ndarray, level: float) -> float:
