@@ -205,3 +205,31 @@ def test_a_walker_at_720p_is_followed_through_its_rough_sightings():
         reported = state.mini(walker.id)
         assert reported.status == "seen", f"frame {f}: the walker is {reported.status}"
         assert math.hypot(reported.x_mm - truth.x_mm, reported.y_mm - truth.y_mm) < 2.0, f"frame {f}"
+
+
+def test_a_search_of_the_whole_frame_again_insists_on_the_tracked_markers_only(sequence, monkeypatch):
+    """A roster lists the dead and the minis still in the box. Searched whole again (the camera
+    moved, the registration was lost), the frame is looked at every way there is only for the
+    markers being tracked: insisting on the absent ones took 190 ms of a 1080p frame, not 45."""
+    import companion.vision.incremental as incremental
+    from companion.bench.vision import with_absent
+
+    base, _, images = sequence
+    setup = with_absent(base.setup())
+    asked: list[frozenset[int] | None] = []
+    real = incremental.detect_listed
+
+    def detect_listed(gray, camera, dictionary_name, listed, anchor_ids, rescued=None):
+        asked.append(listed)
+        return real(gray, camera, dictionary_name, listed, anchor_ids, rescued)
+
+    monkeypatch.setattr(incremental, "detect_listed", detect_listed)
+    tracker = LiveTracker(setup, blocks=False)
+    for f, image in enumerate(images[:3]):
+        tracker.update(image, f, float(f))
+    camera, _ = tracker.locator.camera(images[3].shape[1], images[3].shape[0])
+    again, _ = tracker._markers.detect_whole(images[3], camera)
+    on_table = {m.id for m in base.minis} | setup.anchor_ids
+    assert asked[0] == setup.listed_ids  # the first look: everyone the roster lists
+    assert asked[-1] <= on_table and setup.anchor_ids <= asked[-1]
+    assert {m.id for m in base.minis} <= set(again.ids.tolist())  # nobody on the table lost
