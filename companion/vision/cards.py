@@ -10,7 +10,9 @@ module averaged (a few dozen pixels: the noise drops below a faint pattern's con
 module means compared with the patterns of the markers still missing, in all four turns. What
 matches is checked, as every small marker is, by the pattern fit on the frame; what matches one id
 clearly better than the others but short of the thresholds, only if that fit is close and clearly
-closer than the runner-up's.
+closer than the runner-up's. The same reading serves the square outlines OpenCV found and could
+not decode (`read_outlines`): a print with no card of its own in view (a mini's body touching it,
+a trimmed margin) whose lifted black broke its border.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from companion.vision.markers import (MarkerDetections, fit_marker_model, inside_quads, intersect_lines, marker_bits,
-                                      mean_side_px, side_lengths_px)
+from companion.vision.markers import (ALL_WINDOWS, MarkerDetections, fit_marker_model, inside_quads, intersect_lines,
+                                      make_detector, marker_bits, mean_side_px, side_lengths_px)
 
 MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
 MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
@@ -67,8 +69,87 @@ def read_cards(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str, s
         return np.zeros(0, int), np.zeros((0, 4, 2))
     lo, hi = sides_px
     patterns = _Patterns.of(dictionary_name, wanted)
+    cards = _bright_quads(gray, lo, hi * (patterns.cells + 2 * MARGINS_MODULES[-1]) / patterns.cells, taken_px)
+    return _best_reads(gray, cards, patterns, sides_px)
+
+
+OUTLINE_SIDE_SHARE = 0.6  # an outline read is no smaller than this share of the median marker read
+
+
+def read_outlines(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str, sides_px: tuple[float, float],
+                  read: MarkerDetections) -> tuple[np.ndarray, np.ndarray]:
+    """`read_cards` for the square outlines OpenCV found and could not decode, at every threshold
+    window: a print whose black a lamp or an exposure lifted to a pale grey breaks its border in
+    places, and on a mini's pale body a trimmed print shows no card of its own; the outline of its
+    black square, or of the square and its margin, is still there. Each is read both as a card
+    and as the black square itself (grown by a module of margin). None within a marker already
+    `read` (an anchor's large modules make squares of a print's size) or around one."""
+    if not wanted or not len(read):
+        return np.zeros(0, int), np.zeros((0, 4, 2))
+    # Outlines come in every size (a mini's paint, its neighbours' cards): none much smaller than
+    # the typical marker read (the roster's are alike; a 7.5 px square by a card read as a
+    # knocked-over print of an absent id).
+    lo, hi = max(sides_px[0], OUTLINE_SIDE_SHARE * float(np.median([mean_side_px(q) for q in read.corners_px]))), sides_px[1]
+    sides_px = (lo, hi)
+    patterns = _Patterns.of(dictionary_name, wanted)
+    cells = patterns.cells
+    _, _, rejected = make_detector(dictionary_name, windows=ALL_WINDOWS).detectMarkers(gray)
+    cards: list[np.ndarray] = []
+    for outline in rejected:
+        quad = np.asarray(outline, np.float64).reshape(4, 2)
+        side = mean_side_px(quad)
+        if not lo <= side <= hi * (cells + 2 * MARGINS_MODULES[-1]) / cells or _aspect(quad) > MAX_ASPECT:
+            continue
+        centre = quad.mean(axis=0)
+        if len(read) and (inside_quads(read.corners_px.mean(axis=1), quad).any()
+                          or inside_quads(centre, read.corners_px).any()):
+            continue
+        cards += [quad, centre + (quad - centre) * (cells + 2) / cells]
+    # An outline is no card: no bright paper vouches for it, and a table's squares and a mini's
+    # paint correlate with some pattern among a roster's ids in four turns (with every absent id
+    # listed, five false reads in 40 ray-cast and plain hard frames). A print has paper around its
+    # black border, however trimmed: the half module there is as bright as its white cells.
+    ids, quads = _best_reads(gray, cards, patterns, sides_px)
+    papered = [k for k in range(len(ids)) if MARGIN_WHITE[0] <= margin_whiteness(gray, quads[k], dictionary_name,
+                                                                                  int(ids[k])) <= MARGIN_WHITE[1]]
+    return ids[papered], quads[papered]
+
+
+# The half module of margin around a print's border, between its black (0) and its white cells (1):
+# 0.96-1.03 on the path-traced prints read this way; -0.3-0.15 for a table's squares and paint read
+# as prints, 1.85 where the "white" cells were no white (the margin is brighter than inner white
+# cells a blur darkens on small prints, hence the room above 1).
+MARGIN_WHITE = (0.7, 1.4)
+
+
+def margin_whiteness(gray: np.ndarray, corners: np.ndarray, dictionary_name: str, marker_id: int) -> float:
+    """How white the half module around a marker's black border is: (its mean - the black cells')
+    / (the white cells' - the black cells'), each cell's middle only, on the marker unwarped to
+    MODULE_PX a module (corners in the marker's own order)."""
+    bits = marker_bits(dictionary_name, marker_id) > 0
+    cells = bits.shape[0]
+    size = (cells + 2) * MODULE_PX
+    square = np.array([[1, 1], [cells + 1, 1], [cells + 1, cells + 1], [1, cells + 1]], np.float32) * MODULE_PX - 0.5
+    warp = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), square)
+    grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
+    lo, hi = int(MODULE_PX * (1 - CORE) / 2), int(MODULE_PX * (1 + CORE) / 2)
+    middles = grid[MODULE_PX:-MODULE_PX, MODULE_PX:-MODULE_PX].reshape(cells, MODULE_PX, cells, MODULE_PX)[:, lo:hi, :, lo:hi]
+    means = middles.mean(axis=(1, 3))
+    white, black = float(means[bits].mean()), float(means[~bits].mean())
+    half = MODULE_PX // 2
+    ring = np.zeros((size, size), bool)
+    ring[half:-half, half:-half] = True
+    ring[MODULE_PX:-MODULE_PX, MODULE_PX:-MODULE_PX] = False
+    return (float(grid[ring].mean()) - black) / max(white - black, 1e-6)
+
+
+def _best_reads(gray: np.ndarray, cards: list[np.ndarray], patterns: "_Patterns", sides_px: tuple[float, float]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Each wanted id's best reading among the cards whose marker would be `sides_px` wide: ids
+    (N,) and marker corners (N, 4, 2)."""
+    lo, hi = sides_px
     best: dict[int, tuple[float, np.ndarray]] = {}  # id -> (score, corners): the best card of each
-    for card in _bright_quads(gray, lo, hi * (patterns.cells + 2 * MARGINS_MODULES[-1]) / patterns.cells, taken_px):
+    for card in cards:
         match = _best_match(gray, card, patterns)
         if match is not None and lo <= mean_side_px(match.corners) <= hi \
                 and match.score > best.get(match.marker_id, (-1.0,))[0]:

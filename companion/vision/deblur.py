@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from companion.vision.camera import CameraModel
-from companion.vision.cards import read_cards, side_range_px
+from companion.vision.cards import read_cards, read_outlines, side_range_px
 from companion.vision.colours import srgb_to_linear
 from companion.vision.markers import (MarkerDetections, detect, detect_raw, marker_bits, mean_side_px,
                                       one_per_place, refine)
@@ -234,5 +234,10 @@ def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, l
     ids, quads = read_cards(gray, wanted, dictionary_name, side_range_px(read), read.corners_px.mean(axis=1)) \
         if wanted and len(read) else (np.zeros(0, int), np.zeros((0, 4, 2)))
     carded = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
-    return ListedLook(one_per_place(MarkerDetections.concat([found, sharp, carded])), spread,
+    wanted -= set(carded.ids.tolist())
+    read = MarkerDetections.concat([read, carded])
+    ids, quads = read_outlines(gray, wanted, dictionary_name, side_range_px(read), read) \
+        if wanted and len(read) else (np.zeros(0, int), np.zeros((0, 4, 2)))
+    outlined = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
+    return ListedLook(one_per_place(MarkerDetections.concat([found, sharp, carded, outlined])), spread,
                       frozenset(sharp.ids.tolist()))
