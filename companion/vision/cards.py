@@ -79,11 +79,12 @@ OUTLINE_SIDE_SHARE = 0.6  # an outline read is no smaller than this share of the
 def read_outlines(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str, sides_px: tuple[float, float],
                   read: MarkerDetections) -> tuple[np.ndarray, np.ndarray]:
     """`read_cards` for the square outlines OpenCV found and could not decode, at every threshold
-    window: a print whose black a lamp or an exposure lifted to a pale grey breaks its border in
-    places, and on a mini's pale body a trimmed print shows no card of its own; the outline of its
-    black square, or of the square and its margin, is still there. Each is read both as a card
-    and as the black square itself (grown by a module of margin). None within a marker already
-    `read` (an anchor's large modules make squares of a print's size) or around one."""
+    window, and the boxes of dark blobs of a black square's size (`_dark_squares`): a print whose
+    black a lamp or an exposure lifted to a pale grey breaks its border in places, and on a mini's
+    body a trimmed print shows no card of its own; the outline of its black square, or of the
+    square and its margin, or its dark cells, are still there. Each is read both as a card and as
+    the black square itself (grown by a module of margin). None within a marker already `read`
+    (an anchor's large modules make squares of a print's size) or around one."""
     if not wanted or not len(read):
         return np.zeros(0, int), np.zeros((0, 4, 2))
     # Outlines come in every size (a mini's paint, its neighbours' cards): none much smaller than
@@ -94,9 +95,9 @@ def read_outlines(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str
     patterns = _Patterns.of(dictionary_name, wanted)
     cells = patterns.cells
     _, _, rejected = make_detector(dictionary_name, windows=ALL_WINDOWS).detectMarkers(gray)
+    outlines = [np.asarray(outline, np.float64).reshape(4, 2) for outline in rejected] + _dark_squares(gray, lo, hi)
     cards: list[np.ndarray] = []
-    for outline in rejected:
-        quad = np.asarray(outline, np.float64).reshape(4, 2)
+    for quad in outlines:
         side = mean_side_px(quad)
         if not lo <= side <= hi * (cells + 2 * MARGINS_MODULES[-1]) / cells or _aspect(quad) > MAX_ASPECT:
             continue
@@ -113,6 +114,30 @@ def read_outlines(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str
     papered = [k for k in range(len(ids)) if MARGIN_WHITE[0] <= margin_whiteness(gray, quads[k], dictionary_name,
                                                                                   int(ids[k])) <= MARGIN_WHITE[1]]
     return ids[papered], quads[papered]
+
+
+DARK_BELOW_AROUND = 7  # grey levels a print's black stands under the local mean
+SQUARE_SHARE = 0.6  # a dark blob's box no narrower than this share of its length: a square, perhaps broken
+
+
+def _dark_squares(gray: np.ndarray, min_side_px: float, max_side_px: float) -> list[np.ndarray]:
+    """The boxes (4, 2) of dark blobs of a marker's black square's size: where glare breaks a
+    print's border on a side or two, OpenCV finds no square outline, but its black cells and what
+    is left of the border still make one blob about the square's size."""
+    # A window about the smallest marker's side: wider, a print's black joins a dark body beside it.
+    window = int(min_side_px) | 1
+    dark = cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, max(window, 3),
+                                 DARK_BELOW_AROUND)
+    contours, _ = cv2.findContours(dark, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+    boxes = []
+    for contour in contours:
+        if len(contour) < 4 or cv2.contourArea(contour) < (SQUARE_SHARE * min_side_px) ** 2 / 2:
+            continue
+        rect = cv2.minAreaRect(contour.astype(np.float32))
+        long, short = max(rect[1]), min(rect[1])
+        if min_side_px <= long <= max_side_px and short >= SQUARE_SHARE * long:
+            boxes.append(cv2.boxPoints(rect).astype(np.float64))
+    return boxes
 
 
 # The half module of margin around a print's border, between its black (0) and its white cells (1):

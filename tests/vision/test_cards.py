@@ -59,6 +59,9 @@ def _read_elsewhere(side_px: float) -> MarkerDetections:
     ("pbr_hard_outline_trimmed", 41, (39.62, 40.40)),
     ("pbr_hard_outline_faint", 8, (39.69, 40.14)),
     ("pbr_hard_outline_blurred", 48, (40.12, 39.57)),
+    # Scene 5, mini 15: 16 px, trimmed to half a module on a cream body, its border broken by
+    # glare on two sides: no square outline at all, its dark cells one blob (`_dark_squares`).
+    ("pbr_hard_outline_broken", 15, (40.27, 40.06)),
 ])
 def test_prints_with_no_card_of_their_own_are_read_from_their_outlines(name, marker_id, centre_px):
     gray = cv2.imread(str(FRAMES / f"{name}.png"), cv2.IMREAD_GRAYSCALE)
