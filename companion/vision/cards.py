@@ -90,7 +90,8 @@ def read_outlines(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str
     # Outlines come in every size (a mini's paint, its neighbours' cards): none much smaller than
     # the typical marker read (the roster's are alike; a 7.5 px square by a card read as a
     # knocked-over print of an absent id).
-    lo, hi = max(sides_px[0], OUTLINE_SIDE_SHARE * float(np.median([mean_side_px(q) for q in read.corners_px]))), sides_px[1]
+    typical = float(np.median([mean_side_px(q) for q in read.corners_px]))
+    lo, hi = max(sides_px[0], OUTLINE_SIDE_SHARE * typical), sides_px[1]
     sides_px = (lo, hi)
     patterns = _Patterns.of(dictionary_name, wanted)
     cells = patterns.cells
@@ -102,8 +103,7 @@ def read_outlines(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str
         if not lo <= side <= hi * (cells + 2 * MARGINS_MODULES[-1]) / cells or _aspect(quad) > MAX_ASPECT:
             continue
         centre = quad.mean(axis=0)
-        if len(read) and (inside_quads(read.corners_px.mean(axis=1), quad).any()
-                          or inside_quads(centre, read.corners_px).any()):
+        if inside_quads(read.corners_px.mean(axis=1), quad).any() or inside_quads(centre, read.corners_px).any():
             continue
         cards += [quad, centre + (quad - centre) * (cells + 2) / cells]
     # An outline is no card: no bright paper vouches for it, and a table's squares and a mini's
@@ -158,8 +158,8 @@ def margin_whiteness(gray: np.ndarray, corners: np.ndarray, dictionary_name: str
     warp = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), square)
     grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
     lo, hi = int(MODULE_PX * (1 - CORE) / 2), int(MODULE_PX * (1 + CORE) / 2)
-    middles = grid[MODULE_PX:-MODULE_PX, MODULE_PX:-MODULE_PX].reshape(cells, MODULE_PX, cells, MODULE_PX)[:, lo:hi, :, lo:hi]
-    means = middles.mean(axis=(1, 3))
+    inner = grid[MODULE_PX:-MODULE_PX, MODULE_PX:-MODULE_PX].reshape(cells, MODULE_PX, cells, MODULE_PX)
+    means = inner[:, lo:hi, :, lo:hi].mean(axis=(1, 3))
     white, black = float(means[bits].mean()), float(means[~bits].mean())
     half = MODULE_PX // 2
     ring = np.zeros((size, size), bool)
