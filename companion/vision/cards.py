@@ -28,6 +28,7 @@ from companion.vision.markers import (ALL_WINDOWS, MarkerDetections, fit_marker_
 MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
 MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
 CORE = 0.5  # the middle share of a module, whose spread is the noise (its edges mix with the neighbours')
+_MIDDLE = slice(int(MODULE_PX * (1 - CORE) / 2), int(MODULE_PX * (1 + CORE) / 2))  # those pixels of a module
 BRIGHTER_THAN_AROUND = 12  # grey levels a card's paper stands above the local mean
 PAPER_SHARE = 0.7  # a card's paper is at least this share of the frame's white
 SIDES_SHARE = 0.8  # a card's outline is mostly its four sides
@@ -61,15 +62,16 @@ def side_range_px(found: MarkerDetections) -> tuple[float, float]:
 
 
 def read_cards(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str, sides_px: tuple[float, float],
-               taken_px: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+               read: MarkerDetections) -> tuple[np.ndarray, np.ndarray]:
     """The wanted markers read from bright card-sized squares whose marker would be `sides_px` wide,
-    none over a point of `taken_px` (M, 2: the markers already read): ids (N,) and marker corners
-    (N, 4, 2) in pixels (the card's corners moved in by the margin that fit best; refine them)."""
+    none over the centre of a marker already `read`: ids (N,) and marker corners (N, 4, 2) in
+    pixels (the card's corners moved in by the margin that fit best; refine them)."""
     if not wanted:
         return np.zeros(0, int), np.zeros((0, 4, 2))
     lo, hi = sides_px
     patterns = _Patterns.of(dictionary_name, wanted)
-    cards = _bright_quads(gray, lo, hi * (patterns.cells + 2 * MARGINS_MODULES[-1]) / patterns.cells, taken_px)
+    cards = _bright_quads(gray, lo, hi * (patterns.cells + 2 * MARGINS_MODULES[-1]) / patterns.cells,
+                          read.corners_px.mean(axis=1))
     return _best_reads(gray, cards, patterns, sides_px)
 
 
@@ -157,9 +159,8 @@ def margin_whiteness(gray: np.ndarray, corners: np.ndarray, dictionary_name: str
     square = np.array([[1, 1], [cells + 1, 1], [cells + 1, cells + 1], [1, cells + 1]], np.float32) * MODULE_PX - 0.5
     warp = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), square)
     grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
-    lo, hi = int(MODULE_PX * (1 - CORE) / 2), int(MODULE_PX * (1 + CORE) / 2)
     inner = grid[MODULE_PX:-MODULE_PX, MODULE_PX:-MODULE_PX].reshape(cells, MODULE_PX, cells, MODULE_PX)
-    means = inner[:, lo:hi, :, lo:hi].mean(axis=(1, 3))
+    means = inner[:, _MIDDLE, :, _MIDDLE].mean(axis=(1, 3))
     white, black = float(means[bits].mean()), float(means[~bits].mean())
     half = MODULE_PX // 2
     ring = np.zeros((size, size), bool)
@@ -322,13 +323,12 @@ def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> _Mat
         warp = cv2.getPerspectiveTransform(card.astype(np.float32), square)
         grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
         start = int(round(margin * MODULE_PX))
-        lo, hi = int(MODULE_PX * (1 - CORE) / 2), int(MODULE_PX * (1 + CORE) / 2)
         modules = grid[start:start + cells * MODULE_PX, start:start + cells * MODULE_PX] \
             .reshape(cells, MODULE_PX, cells, MODULE_PX)
         # Whole modules are compared (a grid a quarter module off mixes in its neighbours and
         # correlates less: that chooses the margin); their middles tell the noise.
         means = modules.mean(axis=(1, 3))
-        cores = modules[:, lo:hi, :, lo:hi]
+        cores = modules[:, _MIDDLE, :, _MIDDLE]
         noise = float(np.sqrt(((cores - cores.mean(axis=(1, 3))[:, None, :, None]) ** 2).mean()))
         flat = means.ravel()
         whites = patterns.white @ flat / patterns.white.sum(axis=1)

@@ -231,13 +231,12 @@ def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, l
         sharp = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else sharp
     wanted -= set(sharp.ids.tolist())
     read = MarkerDetections.concat([found, sharp])
-    ids, quads = read_cards(gray, wanted, dictionary_name, side_range_px(read), read.corners_px.mean(axis=1)) \
-        if wanted and len(read) else (np.zeros(0, int), np.zeros((0, 4, 2)))
-    carded = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
-    wanted -= set(carded.ids.tolist())
-    read = MarkerDetections.concat([read, carded])
-    ids, quads = read_outlines(gray, wanted, dictionary_name, side_range_px(read), read) \
-        if wanted and len(read) else (np.zeros(0, int), np.zeros((0, 4, 2)))
-    outlined = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
-    return ListedLook(one_per_place(MarkerDetections.concat([found, sharp, carded, outlined])), spread,
-                      frozenset(sharp.ids.tolist()))
+    # The cards first (bright paper vouches for a print), then the outlines OpenCV could not decode.
+    for read_more in (read_cards, read_outlines):
+        if not wanted or not len(read):
+            break
+        ids, quads = read_more(gray, wanted, dictionary_name, side_range_px(read), read)
+        more = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
+        wanted -= set(more.ids.tolist())
+        read = MarkerDetections.concat([read, more])
+    return ListedLook(one_per_place(read), spread, frozenset(sharp.ids.tolist()))

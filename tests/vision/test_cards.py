@@ -35,7 +35,7 @@ DICT = "DICT_4X4_50"
 def test_prints_too_faint_for_the_detector_are_read_from_their_cards(name, marker_id, centre_px):
     gray = cv2.cvtColor(cv2.imread(str(FRAMES / f"{name}.jpg"), cv2.IMREAD_COLOR), cv2.COLOR_BGR2GRAY)
     assert marker_id not in detect_raw(gray, DICT, expected=frozenset({marker_id}))[0].tolist()
-    ids, quads = read_cards(gray, frozenset({marker_id, 7, 14, 21, 43}), DICT, (15.0, 45.0), np.zeros((0, 2)))
+    ids, quads = read_cards(gray, frozenset({marker_id, 7, 14, 21, 43}), DICT, (15.0, 45.0), MarkerDetections.empty())
     assert ids.tolist() == [marker_id]
     camera = CameraModel.guess(gray.shape[1], gray.shape[0])
     refined = refine(gray, camera, ids, quads, DICT)  # the pattern fit on the frame confirms it
@@ -43,11 +43,16 @@ def test_prints_too_faint_for_the_detector_are_read_from_their_cards(name, marke
     assert np.linalg.norm(refined.corners_px[0].mean(axis=0) - centre_px) < 0.5
 
 
-def _read_elsewhere(side_px: float) -> MarkerDetections:
-    """One marker read far outside a cut-out: the size of the markers read so far."""
-    quad = np.array([[0, 0], [side_px, 0], [side_px, side_px], [0, side_px]], float) - 500
+def _read_at(quad: np.ndarray) -> MarkerDetections:
+    """One marker already read, at these corners (4, 2)."""
+    quad = np.asarray(quad, float)
     return MarkerDetections(np.array([1]), quad[None], quad[None], np.array([np.nan]), np.array([True]), quad[None],
                             np.array([0.0]), np.array([0.0]))
+
+
+def _read_elsewhere(side_px: float) -> MarkerDetections:
+    """One marker read far outside a cut-out: the size of the markers read so far."""
+    return _read_at(np.array([[0, 0], [side_px, 0], [side_px, side_px], [0, side_px]], float) - 500)
 
 
 @pytest.mark.parametrize("name, marker_id, centre_px", [
@@ -67,7 +72,7 @@ def test_prints_with_no_card_of_their_own_are_read_from_their_outlines(name, mar
     gray = cv2.imread(str(FRAMES / f"{name}.png"), cv2.IMREAD_GRAYSCALE)
     wanted = frozenset({marker_id, 7, 14, 21, 43})
     assert marker_id not in detect_raw(gray, DICT, expected=frozenset({marker_id}))[0].tolist()
-    assert marker_id not in read_cards(gray, wanted, DICT, (10.0, 35.0), np.zeros((0, 2)))[0].tolist()
+    assert marker_id not in read_cards(gray, wanted, DICT, (10.0, 35.0), MarkerDetections.empty())[0].tolist()
     ids, quads = read_outlines(gray, wanted, DICT, (10.0, 35.0), _read_elsewhere(18.0))
     assert ids.tolist() == [marker_id]
     refined = refine(gray, CameraModel.guess(gray.shape[1], gray.shape[0]), ids, quads, DICT)
@@ -119,13 +124,13 @@ def test_cards_are_read_in_every_turn_and_margin_and_nothing_else_is():
     _card(image, 40, (380, 240), 35, 40, black=200, white=250)  # a print no one is missing
     rng = np.random.default_rng(3)
     gray = np.clip(image + rng.normal(0, 2.5, image.shape), 0, 255).astype(np.uint8)
-    ids, quads = read_cards(gray, frozenset({7, 3, 12, 30, 41}), DICT, (25.0, 60.0), np.zeros((0, 2)))
+    ids, quads = read_cards(gray, frozenset({7, 3, 12, 30, 41}), DICT, (25.0, 60.0), MarkerDetections.empty())
     assert sorted(ids.tolist()) == [3, 7, 12, 30]
     for marker_id, quad in zip(ids, quads):  # corners in OpenCV's order, within a fraction of a pixel
         assert np.abs(quad - truth[int(marker_id)]).max() < 0.5
         assert mean_side_px(quad) == pytest.approx(mean_side_px(truth[int(marker_id)]), rel=0.03)
     # Where a marker was already read, its card is not looked at again.
-    ids, _ = read_cards(gray, frozenset({7}), DICT, (25.0, 60.0), truth[7].mean(axis=0)[None])
+    ids, _ = read_cards(gray, frozenset({7}), DICT, (25.0, 60.0), _read_at(truth[7]))
     assert ids.tolist() == []
 
 
