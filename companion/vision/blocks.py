@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import cv2
@@ -249,6 +250,12 @@ class _Candidate:
     white_table: float
     palette: dict[str, tuple[float, float, float]]  # the colours blocks are named by
 
+    @cached_property
+    def parts(self) -> "ColourParts | None":
+        """The candidate split by colour (`colour_parts`, a k-means): the touching bricks' fit and
+        the tower's tops both ask for it."""
+        return colour_parts(self.fine, self.blob, (self.diff > self.level).astype(np.uint8))
+
 
 # --- the fits a candidate is tried with ------------------------------------------------------------
 
@@ -257,7 +264,7 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
     together on the colour map (`touching.fit_touching`: each hides part of its neighbours).
     Empty unless two parts or more are bricks that explain their own colours."""
     fine, origin = c.fine, c.origin
-    split = colour_parts(fine, c.blob, (c.diff > c.level).astype(np.uint8))
+    split = c.parts
     if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
         return []
     masks, labels = split.cores, split.labels
@@ -365,8 +372,9 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
             return None
     else:
         best: Placed | None = None
+        hull = _hull_outline(c)
         for start in _tower_tops(c):
-            tall = _placed_tall(c, start, _hull_outline(c) & _cast_reach(view, c.origin, c.blob.shape, start))
+            tall = _placed_tall(c, start, hull & _cast_reach(view, c.origin, c.blob.shape, start))
             if tall is None or _tower_shift_mm(view, start, tall[0].height_mm) < TOWER_SHIFT_MM:
                 continue  # (near the camera's foot an outline does not tell a tower from a low block)
             if best is None or tall[0].agreement > best.agreement:
@@ -400,7 +408,7 @@ def _tower_tops(c: _Candidate) -> list[TableRect]:
     face at the outline's far end from the camera's foot, then each colour's lit face (the part
     whose colour is the top's), furthest from the foot first; brick-sized ones only, each once."""
     faces = [_top_face(c.fine, c.blob), _far_top(c)]
-    split = colour_parts(c.fine, c.blob, (c.diff > c.level).astype(np.uint8))
+    split = c.parts
     if split is not None:
         parts = [_top_face(c.fine, core) for core in split.cores[:MAX_PARTS]]
         foot = c.view.foot_mm
