@@ -17,6 +17,7 @@ OpenCV's detector finds the quads; its corner refinements are biased for the sma
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -716,6 +717,14 @@ class _PatternModel:
                                   (flat_mask // patch.shape[1]).astype(np.float64), np.ones(len(flat_mask))])
         self._blur_cache: dict[float, np.ndarray] = {}
 
+    def with_pattern(self, dictionary_name: str, marker_id: int, margin_modules: float) -> "_PatternModel":
+        """The same pixels and geometry, another marker's pattern (the same cells and margin)."""
+        other = copy.copy(self)
+        white_tex, outside_tex = _pattern_textures(dictionary_name, marker_id, margin_modules)
+        other.surround_white = white_tex + outside_tex
+        other._blur_cache = {}
+        return other
+
     @classmethod
     def around(cls, gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
                margin_modules: float) -> "_PatternModel | None":
@@ -866,13 +875,20 @@ def _gauss_newton(model: _PatternModel, params: np.ndarray, iterations: int
     return params, res, cost, coef
 
 
-def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
-                     margin_modules: float = MODEL_MARGIN, iterations: int = 3
-                     ) -> tuple[np.ndarray, float, float] | None:
-    """Align the known, blurred marker pattern to the image (`_PatternModel`): corners (4, 2) px,
-    the RMS residual as a fraction of the black-white contrast (a wrongly decoded id cannot fit its
-    pattern), and how dark the surroundings beyond the margin's sure half module are (0 white, 1
-    black)."""
+@dataclass(frozen=True, eq=False)
+class PatternFit:
+    """A marker's pattern aligned to the image (`fit_pattern`)."""
+
+    corners_px: np.ndarray  # (4, 2), the marker's own corner order
+    residual: float  # RMS residual as a share of the black-white contrast
+    surround_dark: float  # beyond the margin's sure half module: 0 white, 1 black
+    blur_px: float  # the fitted blur's sigma
+
+
+def fit_pattern(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
+                margin_modules: float = MODEL_MARGIN, iterations: int = 3) -> PatternFit | None:
+    """Align the known, blurred marker pattern to the image (`_PatternModel`); None where there is
+    no contrast or the corners jump away (a wrongly decoded or mis-cut quad cannot fit its pattern)."""
     quad = np.asarray(quad, np.float64)
     model = _PatternModel.around(gray_f, quad, dictionary_name, marker_id, margin_modules)
     if model is None:
@@ -885,4 +901,34 @@ def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: 
     if np.abs(corners - quad).max() > max(2.5, 0.15 * mean_side_px(quad)):  # a jump further than this found something else
         return None
     gain = max(float(coef[0]), 1e-6)
-    return corners, float(np.sqrt(cost / len(res))) / gain, float(np.clip(-coef[3] / gain, 0.0, 1.0))
+    return PatternFit(corners, float(np.sqrt(cost / len(res))) / gain, float(np.clip(-coef[3] / gain, 0.0, 1.0)),
+                      float(np.clip(params[8], *MODEL_FIT_BLUR_PX)))
+
+
+def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
+                     margin_modules: float = MODEL_MARGIN, iterations: int = 3
+                     ) -> tuple[np.ndarray, float, float] | None:
+    """`fit_pattern` as (corners (4, 2) px, the RMS residual as a fraction of the black-white
+    contrast, how dark the surroundings beyond the margin's sure half module are: 0 white, 1 black)."""
+    fit = fit_pattern(gray_f, quad, dictionary_name, marker_id, margin_modules, iterations)
+    return None if fit is None else (fit.corners_px, fit.residual, fit.surround_dark)
+
+
+def pattern_mean_squares(gray_f, corners: np.ndarray, blur_px: float, dictionary_name: str,
+                         marker_ids: list[int]) -> np.ndarray | None:
+    """How well each of these markers' patterns, in each of its four turns, explains the pixels of
+    one place (corners as fitted, the first id's corner order; turn k starts at corner k): the
+    mean squared residual (grey levels squared), ids by turns, the grey levels solved for each
+    (the pattern fit's model, no corner moved). Where the corners were fitted for a faint print,
+    the pattern read is the one clearly closer than every other; None at the image's edge."""
+    corners = np.asarray(corners, np.float64)
+    base = _PatternModel.around(gray_f, corners, dictionary_name, marker_ids[0], MODEL_MARGIN)
+    if base is None:
+        return None
+    turns = np.array([np.roll(corners, -k, axis=0) for k in range(4)]) - base.origin
+    squares = np.empty((len(marker_ids), 4))
+    for row, marker_id in enumerate(marker_ids):
+        model = base.with_pattern(dictionary_name, marker_id, MODEL_MARGIN)
+        res, _ = model.residuals(model.render(turns, blur_px))
+        squares[row] = (res ** 2).mean(axis=1)
+    return squares
