@@ -10,9 +10,10 @@ module averaged (a few dozen pixels: the noise drops below a faint pattern's con
 module means compared with the patterns of the markers still missing, in all four turns. What
 matches is checked, as every small marker is, by the pattern fit on the frame; short of the
 thresholds, the best few readings are each fitted on the frame and the one taken is the pattern
-that explains its fitted place clearly better than every other id's pattern there. The same reading serves the square outlines OpenCV found and could
-not decode (`read_outlines`): a print with no card of its own in view (a mini's body touching it,
-a trimmed margin) whose lifted black broke its border.
+that explains its fitted place clearly better than every other id's pattern (`_arbitrated`).
+The same reading serves the square outlines OpenCV found and could not decode (`read_outlines`):
+a print with no card of its own in view (a mini's body touching it, a trimmed margin) whose
+lifted black broke its border.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from companion.vision.markers import (ALL_WINDOWS, MarkerDetections, dictionary, fit_pattern, inside_quads, intersect_lines,
-                                      make_detector, marker_bits, mean_side_px, pattern_mean_squares,
-                                      side_lengths_px)
+from companion.vision.markers import (ALL_WINDOWS, MarkerDetections, dictionary, fit_pattern, inside_quads,
+                                      intersect_lines, make_detector, marker_bits, mean_side_px,
+                                      pattern_mean_squares, side_lengths_px)
 
 MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
 MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
@@ -418,6 +419,7 @@ def _arbitrated(gray: np.ndarray, ranked: list[_Match], patterns: _Patterns) -> 
     x1, y1 = np.minimum(np.ceil(corners_all.max(axis=0) + reach).astype(int) + 1, (w, h))
     crop = gray[y0:y1, x0:x1].astype(np.float32)
     origin = np.array([x0, y0], np.float64)
+
     def mean_square(corners_px: np.ndarray, blur_px: float, marker_id: int) -> float:
         squares = pattern_mean_squares(crop, corners_px, blur_px, patterns.dictionary_name, [marker_id])
         return np.inf if squares is None else max(float(squares[0, 0]), 1e-9)
