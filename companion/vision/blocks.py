@@ -36,7 +36,8 @@ from companion.state import BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect,
                                        fit_box, snap_side)
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import LEGO_PALETTE, PAPER_ALBEDO, clipped_top, name_colour, srgb_to_linear
+from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour,
+                                     srgb_to_linear)
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, fit_touching
@@ -562,7 +563,7 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
     level, white, white_table = c.level, c.white, c.white_table
     top_bgr = np.median(samples, axis=0)
     table_here = _table_at(c.table_fine, fit.top, c.origin)
-    light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)
+    light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)  # on the display, for the paper's balance
 
     def balanced(bgr: np.ndarray) -> np.ndarray:
         """A colour under the paper's white balance, at the anchors' light (BGR 0-255)."""
@@ -597,7 +598,8 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
     clipped = clipped_top(top_bgr[::-1] / 255.0)
     if clipped and wall is None:  # (a skin-toned top's walls were read above)
         wall = _wall_colour(c, fit)
-    colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light, c.palette,
+    light_here = light_ratio(float(table_here.mean()) / 255.0, white_table)
+    colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light_here, c.palette,
                                       wall[::-1] / 255.0 if clipped and wall is not None else None)
     return top_bgr, colour, colour_conf
 

@@ -45,6 +45,13 @@ def srgb_to_linear(values: np.ndarray) -> np.ndarray:
     return np.where(v <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4)
 
 
+def light_ratio(here: float, there: float) -> float:
+    """How much more light falls on a surface here than there, in linear light, from its display
+    values (0-1) at both. (A ratio of display values is no ratio of light: 1.32 times brighter on
+    the display is 1.8 times the light, and the curve undone on the ratio itself clips it at 1.)"""
+    return float(srgb_to_linear(here)) / max(float(srgb_to_linear(there)), 1e-6)
+
+
 def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
                  palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
                  shade: tuple[float, float] = TOP_SHADE, highlight_cost: float = HIGHLIGHT_COST) -> dict[str, float]:
@@ -52,10 +59,11 @@ def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     anchors' paper and the local light: in light (the sRGB curve undone) and relative to the
     paper, the face is the colour's albedo in some shade s (`shade`) plus white from the lamp's
     reflection w >= 0 (which costs: without it every colour would pass for a paler one), fitted by
-    least squares; channels the camera clipped count only where the fit falls short of them."""
+    least squares; channels the camera clipped count only where the fit falls short of them.
+    `light`: how much more light falls here than on the anchors, in linear light (`light_ratio`)."""
     face = np.asarray(rgb, float)
     observed = (srgb_to_linear(face) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
-                * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(srgb_to_linear(light)), 1e-3))
+                * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(light), 1e-3))
     clipped = face >= CLIPPED
     scale = float(np.linalg.norm(observed)) + 0.05
     names = list(palette)
@@ -97,8 +105,8 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
                 palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
                 wall_rgb: np.ndarray | None = None) -> tuple[str, float]:
     """The palette name of a top face's colour, and a 0-1 confidence, from display values (RGB
-    0-1) of the top and of the anchors' paper, and how much brighter the table is here than at
-    the anchors (`light`): the least `colour_costs`. With `wall_rgb` (a wall's colour, for a
+    0-1) of the top and of the anchors' paper, and how much more light falls on the table here
+    than at the anchors (`light`, `light_ratio`): the least `colour_costs`. With `wall_rgb` (a wall's colour, for a
     top the camera clipped), the wall's costs are added, in any shade a wall takes: the top says
     the brick is bright; a wall of a hue (`WALL_HUE_LEAST`) says which, and the top's white is
     then the lamp's (free); a wall of none leaves white or gray to the top's lightness and to how
