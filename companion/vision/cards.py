@@ -8,9 +8,9 @@ decoder. The paper card stays what it was, the brightest square around. So: brig
 marker card's size, each unwarped to the marker's grid (for a few widths of white margin), every
 module averaged (a few dozen pixels: the noise drops below a faint pattern's contrast), and the
 module means compared with the patterns of the markers still missing, in all four turns. What
-matches is checked, as every small marker is, by the pattern fit on the frame; short of the
-thresholds, the best few readings are each fitted on the frame and the one taken is the pattern
-that explains its fitted place clearly better than every other id's pattern (`_arbitrated`).
+matches is checked, as every small marker is, by the pattern fit on the frame: the best few
+readings are each fitted, and the one taken is the pattern that explains its fitted place clearly
+better than every other id's pattern, fitted too (`_arbitrated`).
 The same reading serves the square outlines OpenCV found and could not decode (`read_outlines`):
 a print with no card of its own in view (a mini's body touching it, a trimmed margin) whose
 lifted black broke its border.
@@ -47,25 +47,27 @@ MAX_ASPECT = 1.6
 MIN_PATTERN_CORRELATION = 0.5
 MIN_INNER_CORRELATION = 0.75
 MIN_CONTRAST_NOISE = 2.0  # white and black modules' means apart by this many times the pixels' spread in a module
-# Short of those, a card's best readings are each fitted (the pattern fit on the frame moves the
-# corners to where that pattern sits) and compared with their rivals, the dictionary's ids read
-# most like the fitted place (not only the ids wanted: a print no roster lists must not read as
-# the listed id nearest to it), by how well each pattern explains the pixels
-# (`pattern_mean_squares`): at the reading's fitted place, and each rival fitted at its own. On
-# a print whose black glare or an exposure lifted to 15-40 levels under its white, the module
-# means of a hand-cut grid mislead (the right id may rank third of three); fitted, it leads. On
-# 400 such readings of path-traced, ray-cast and plain hard frames with every absent id listed,
-# the 16 right ones lead by 1.2-9 at their place and 1.22-8.6 against fitted rivals; of the
-# wrong ones that fit closely and have paper around them, none leads a fitted rival by more than
-# 1.09 (at their place, up to 1.22). A print two ids fit alike (ids 9 and 14, 6 bits apart:
-# 1.14) is read as neither.
-FITTED_READINGS = 3  # a card's best readings short of the thresholds, each fitted
+# Every card's best readings are then fitted (the pattern fit on the frame moves the corners to
+# where that pattern sits) and compared with their rivals, the dictionary's ids read most like
+# the fitted place (not only the ids wanted: a print no roster lists must not read as the listed
+# id nearest to it), by how well each pattern explains the pixels (`pattern_mean_squares`): at
+# the reading's fitted place, and the closest rivals fitted at their own. A strict reading is
+# vetoed only by a fitted rival explaining the place as well (a blurred 16 px print of id 28 met
+# the thresholds as id 37, 4 bits apart in a turn); one short of the thresholds must also lead
+# every rival at its own place. On a print whose black glare or an exposure lifted to 15-40
+# levels under its white, the module means of a hand-cut grid mislead (the right id may rank
+# third of three); fitted, it leads. On 400 readings short of the thresholds on path-traced,
+# ray-cast and plain hard frames with every absent id listed, the 16 right ones led by 1.2-9 at
+# their place and 1.22-8.6 against fitted rivals; of the wrong ones that fit closely with paper
+# around them, none led a fitted rival by more than 1.09 (at their place, up to 1.22). A print
+# two ids fit alike (ids 9 and 14, 6 bits apart: 1.14) is read as neither.
+FITTED_READINGS = 3  # a card's best readings, each fitted
 MIN_FITTED_SCORE = 0.9  # a reading correlating less is not worth a fit (the right ones: 0.98-1.45)
 RIVAL_IDS = 8  # the dictionary's ids read most like a fitted place, whose patterns are compared there
 RIVAL_FITS = 2  # the closest of them, fitted from there in their turn
-MAX_FIT_RESIDUAL = 0.2  # the reading's own fit, of its contrast (right ones: 0.03-0.20)
 MIN_PATTERN_LEAD = 1.2  # every rival's mean square at the reading's fitted place, over the reading's
 MIN_FIT_LEAD = 1.2  # every rival's and other reading's at its own fitted place, over the reading's
+MIN_SETTLED_LEAD = 1.1  # short of the thresholds, the least lead at the place, however the rivals' fits went
 SIDE_RANGE = (0.6, 1.6)  # a card's marker side against the markers found (perspective, heights)
 
 
@@ -86,7 +88,7 @@ def read_cards(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str, s
     patterns = _Patterns.of(dictionary_name, wanted)
     cards = _bright_quads(gray, lo, hi * (patterns.cells + 2 * MARGINS_MODULES[-1]) / patterns.cells,
                           read.corners_px.mean(axis=1))
-    return _best_reads(gray, cards, patterns, sides_px)
+    return _best_reads(gray, [quad for quad, _ in cards], patterns, sides_px, [whole for _, whole in cards])
 
 
 OUTLINE_SIDE_SHARE = 0.6  # an outline read is no smaller than this share of the median marker read
@@ -125,8 +127,10 @@ def read_outlines(gray: np.ndarray, wanted: frozenset[int], dictionary_name: str
     # An outline is no card: no bright paper vouches for it, and a table's squares and a mini's
     # paint correlate with some pattern among a roster's ids in four turns (with every absent id
     # listed, five false reads in 40 ray-cast and plain hard frames). A print has paper around its
-    # black border, however trimmed: the half module there is as bright as its white cells.
-    ids, quads = _best_reads(gray, cards, patterns, sides_px)
+    # black border, however trimmed: the half module there is as bright as its white cells. And
+    # its readings must lead every rival as those short of the thresholds do (a printed mat's
+    # faint square met them as an absent id, 1.13 ahead of the next pattern, no rival fitting).
+    ids, quads = _best_reads(gray, cards, patterns, sides_px, [False] * len(cards))
     papered = [k for k in range(len(ids)) if MARGIN_WHITE[0] <= margin_whiteness(gray, quads[k], dictionary_name,
                                                                                   int(ids[k])) <= MARGIN_WHITE[1]]
     return ids[papered], quads[papered]
@@ -183,14 +187,15 @@ def margin_whiteness(gray: np.ndarray, corners: np.ndarray, dictionary_name: str
     return (float(grid[ring].mean()) - black) / max(white - black, 1e-6)
 
 
-def _best_reads(gray: np.ndarray, cards: list[np.ndarray], patterns: "_Patterns", sides_px: tuple[float, float]
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _best_reads(gray: np.ndarray, cards: list[np.ndarray], patterns: "_Patterns", sides_px: tuple[float, float],
+                vouched: list[bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each wanted id's best reading among the cards whose marker would be `sides_px` wide: ids
-    (N,) and marker corners (N, 4, 2)."""
+    (N,) and marker corners (N, 4, 2). A card not `vouched` for (cut out of a larger blob) is
+    read as if short of the strict thresholds."""
     lo, hi = sides_px
     best: dict[int, tuple[float, np.ndarray]] = {}  # id -> (score, corners): the best card of each
-    for card in cards:
-        match = _best_match(gray, card, patterns)
+    for k, card in enumerate(cards):
+        match = _best_match(gray, card, patterns, vouched is None or vouched[k])
         if match is not None and lo <= mean_side_px(match.corners) <= hi \
                 and match.score > best.get(match.marker_id, (-1.0,))[0]:
             best[match.marker_id] = (match.score, match.corners)
@@ -199,9 +204,11 @@ def _best_reads(gray: np.ndarray, cards: list[np.ndarray], patterns: "_Patterns"
     return np.array(list(best), int), np.array([corners for _, corners in best.values()], np.float64)
 
 
-def _bright_quads(gray: np.ndarray, min_side_px: float, max_side_px: float, taken_px: np.ndarray) -> list[np.ndarray]:
+def _bright_quads(gray: np.ndarray, min_side_px: float, max_side_px: float, taken_px: np.ndarray
+                  ) -> list[tuple[np.ndarray, bool]]:
     """Outlines of bright convex quads (paper above its surroundings) of a card's size, corners
-    clockwise on the image, away from the markers already read."""
+    clockwise on the image, away from the markers already read; each with whether it was a blob
+    of its own (else cut out of a larger one, `_opened_card`)."""
     window = int(2 * max_side_px) | 1
     bright = cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, max(window, 3),
                                    -BRIGHTER_THAN_AROUND)
@@ -210,21 +217,57 @@ def _bright_quads(gray: np.ndarray, min_side_px: float, max_side_px: float, take
     paper = float(np.percentile(gray[::4, ::4], 99.5)) * PAPER_SHARE
     bright[gray < paper] = 0
     contours, _ = cv2.findContours(bright, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    # A card whose outline is not four sides may carry what touches it: a mini's pale rim, a mat's
+    # bright patch, joined by a few pixels. Opened by a fraction of the smallest card, those stubs
+    # fall away and the card's straight sides stay as they were.
+    stubs = [cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (max(3, int(min_side_px * share) | 1),) * 2)
+             for share in STUB_SHARES]
     quads = []
     for contour in contours:
         area = cv2.contourArea(contour)
         if not min_side_px ** 2 <= area <= max_side_px ** 2:
             continue
-        corners = _four_sides(contour)
-        if corners is None:
-            continue
-        quad = _sides_fitted(contour.reshape(-1, 2).astype(np.float64), corners)
-        if quad is None or _aspect(quad) > MAX_ASPECT:
+        quad = _card_quad(contour)
+        whole = quad is not None
+        if quad is None:
+            quad = _opened_card(contour, stubs, min_side_px)
+        if quad is None:
             continue
         if len(taken_px) and inside_quads(taken_px, quad).any():
             continue
-        quads.append(quad)
+        quads.append((quad, whole))
     return quads
+
+
+# The openings' widths, of the smallest marker's side, narrowest first: a rim's stub or a mat's
+# speck goes at the first, a crescent of a mini's pale rim only at the last (a card is wider still).
+# A printed mat's squares, joined by faint lines, open into squares too: what is cut out of a
+# larger blob vouches for less than a card of its own (a mat square met the strict thresholds as
+# an absent id, its rivals' fits failing), so its readings must lead as those short of them do.
+STUB_SHARES = (0.4, 0.7, 1.0)
+
+
+def _opened_card(contour: np.ndarray, stubs: list[np.ndarray], min_side_px: float) -> np.ndarray | None:
+    """The one card left of a blob opened by the narrowest of `stubs` that leaves one; else None."""
+    x, y, w, h = cv2.boundingRect(contour)
+    blob = np.zeros((h + 2, w + 2), np.uint8)
+    cv2.drawContours(blob, [contour - (x - 1, y - 1)], -1, 255, cv2.FILLED)
+    for stub in stubs:
+        parts, _ = cv2.findContours(cv2.morphologyEx(blob, cv2.MORPH_OPEN, stub), cv2.RETR_EXTERNAL,
+                                    cv2.CHAIN_APPROX_NONE)
+        cards = [q for part in parts if cv2.contourArea(part) >= min_side_px ** 2 and (q := _card_quad(part)) is not None]
+        if len(cards) == 1:
+            return cards[0] + (x - 1, y - 1)
+    return None
+
+
+def _card_quad(contour: np.ndarray) -> np.ndarray | None:
+    """A card's corners from its blob's outline: four straight sides, squarish; else None."""
+    corners = _four_sides(contour)
+    if corners is None:
+        return None
+    quad = _sides_fitted(contour.reshape(-1, 2).astype(np.float64), corners)
+    return None if quad is None or _aspect(quad) > MAX_ASPECT else quad
 
 
 def _aspect(quad: np.ndarray) -> float:
@@ -324,7 +367,8 @@ class _Match:
     corners: np.ndarray
 
 
-def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> _Match | None:
+def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns, strict_allowed: bool = True
+                ) -> _Match | None:
     """The wanted pattern the card's modules match: the best strict match (its module means
     correlate with the pattern, as a whole and in the inner bits, and its black and white modules
     stand apart from the noise within the modules); else the reading the pattern fits single out
@@ -364,9 +408,11 @@ def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns) -> _Mat
                 of_id[marker_id] = _Match(float(both[row]), marker_id, bool(strict[row]),
                                           np.roll(corners, int(patterns.turns[row]), axis=0))
     ranked = sorted(of_id.values(), key=lambda m: (m.strict, m.score), reverse=True)
-    if not ranked or ranked[0].strict:
-        return ranked[0] if ranked else None
-    return _arbitrated(gray, ranked, patterns)
+    # Strict or not, a reading is the id whose fitted pattern explains the card clearly best: a
+    # blurred 16 px print of id 28 met the strict thresholds as id 37 (4 bits apart in a turn).
+    if not strict_allowed:
+        ranked = sorted((replace(m, strict=False) for m in ranked), key=lambda m: m.score, reverse=True)
+    return _arbitrated(gray, ranked, patterns) if ranked else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -377,9 +423,8 @@ class _Fitted:
     mean_square: float
     lead: float  # the closest other id's mean square at the same place, over this one's
     own_best: bool  # no other turn of its own pattern explains the place better
-    residual: float
     corners_in_crop: np.ndarray
-    rivals: tuple[tuple[int, int], ...]  # the closest other ids there, and their turns
+    rivals: tuple[tuple[int, int, float], ...]  # the other ids there, closest first: id, turn, lead
 
 
 def _closest_ids(gray: np.ndarray, corners: np.ndarray, patterns: _Patterns, other_than: int) -> list[int]:
@@ -403,9 +448,9 @@ def _closest_ids(gray: np.ndarray, corners: np.ndarray, patterns: _Patterns, oth
 
 
 def _arbitrated(gray: np.ndarray, ranked: list[_Match], patterns: _Patterns) -> _Match | None:
-    """Among a card's best readings short of the thresholds, the one whose pattern, fitted on the
-    frame, explains the place clearly better than every other id's pattern there, and than the
-    other readings' fits do theirs (module means on a hand-cut grid mislead on a faint print)."""
+    """Among a card's best readings, the one whose pattern, fitted on the frame, explains the place
+    clearly better than the other readings' fits do theirs and than the closest rivals' fitted at
+    their own place, and (short of the thresholds) than every rival's pattern at its place."""
     contenders = [m for m in ranked[:FITTED_READINGS] if m.score >= MIN_FITTED_SCORE]
     if not contenders:
         return None
@@ -437,31 +482,39 @@ def _arbitrated(gray: np.ndarray, ranked: list[_Match], patterns: _Patterns) -> 
             continue
         own = max(float(squares[0, 0]), 1e-9)
         order = np.argsort(squares[1:].min(axis=1))  # the rivals, closest first
-        rivals = tuple((ids[1 + k], int(np.argmin(squares[1 + k]))) for k in order[:RIVAL_FITS])
+        rivals = tuple((ids[1 + k], int(np.argmin(squares[1 + k])), float(squares[1 + k].min()) / own) for k in order)
         fitted.append(_Fitted(replace(match, corners=fit.corners_px + origin), own,
                               float(squares[1:].min()) / own if len(ids) > 1 else np.inf,
-                              own <= float(squares[0].min()), fit.residual, fit.corners_px, rivals))
+                              own <= float(squares[0].min()), fit.corners_px, rivals))
     if not fitted:
         return None
     fitted.sort(key=lambda f: f.mean_square)
     best = fitted[0]
     if len(fitted) > 1 and fitted[1].mean_square < MIN_FIT_LEAD * best.mean_square:
         return None
-    if best.residual > MAX_FIT_RESIDUAL or not best.own_best or best.lead < MIN_PATTERN_LEAD:
+    if not best.own_best or (not best.match.strict and best.lead < MIN_SETTLED_LEAD):
         return None
     # A pattern fitted moves to where it fits best, so at its own place it leads a rival it
     # would not lead at the rival's: the closest rivals are fitted too, from its place at their
-    # turn (a print of id 14 fitted as id 9 led 14 by 1.29 there; 14 fitted to 0.14, 9 to 0.15).
+    # turn (a print of id 14 fitted as id 9 led 14 by 1.29 there; 14 fitted to 0.14, 9 to 0.15),
+    # and one that explains the place as well vetoes any reading. A strict reading's modules
+    # already single it out; one short of the thresholds must also lead each rival, at its own
+    # place or fitted at the rival's (a fit that fails settles nothing: a printed mat's faint
+    # square read as an absent id 1.13 ahead of rivals whose fits all failed).
     tried = {f.match.marker_id for f in fitted}
-    for rival_id, turn in best.rivals:
+    for rank, (rival_id, turn, lead) in enumerate(best.rivals):
+        short = not best.match.strict and lead < MIN_PATTERN_LEAD
         if rival_id in tried:
+            continue  # fitted as a reading of its own, and led by MIN_FIT_LEAD above
+        if rank >= RIVAL_FITS:
+            if short:
+                return None
             continue
         rival = fit_pattern(crop, np.roll(best.corners_in_crop, -turn, axis=0), patterns.dictionary_name, rival_id)
-        if rival is not None and mean_square(rival.corners_px, rival.blur_px, rival_id) \
-                < MIN_FIT_LEAD * best.mean_square:
+        if rival is None:
+            if short:
+                return None
+            continue
+        if mean_square(rival.corners_px, rival.blur_px, rival_id) < MIN_FIT_LEAD * best.mean_square:
             return None
-    corners = best.match.corners
-    if not MARGIN_WHITE[0] <= margin_whiteness(gray, corners, patterns.dictionary_name, best.match.marker_id) \
-            <= MARGIN_WHITE[1]:
-        return None
     return best.match

@@ -231,6 +231,15 @@ def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, l
         sharp = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else sharp
     wanted -= set(sharp.ids.tolist())
     read = MarkerDetections.concat([found, sharp])
+    read = MarkerDetections.concat([read, read_from_paper(gray, camera, dictionary_name, wanted, read)])
+    return ListedLook(one_per_place(read), spread, frozenset(sharp.ids.tolist()))
+
+
+def read_from_paper(gray: np.ndarray, camera: CameraModel, dictionary_name: str, wanted: frozenset[int],
+                    read: MarkerDetections) -> MarkerDetections:
+    """The wanted markers read from their paper cards, then from the outlines OpenCV could not
+    decode (`cards`), away from the markers already `read`; each refined on the frame."""
+    more_read = MarkerDetections.empty()
     # The cards first (bright paper vouches for a print), then the outlines OpenCV could not decode.
     for read_more in (read_cards, read_outlines):
         if not wanted or not len(read):
@@ -239,4 +248,5 @@ def detect_listed(gray: np.ndarray, camera: CameraModel, dictionary_name: str, l
         more = refine(gray, camera, ids, quads, dictionary_name) if len(ids) else MarkerDetections.empty()
         wanted -= set(more.ids.tolist())
         read = MarkerDetections.concat([read, more])
-    return ListedLook(one_per_place(read), spread, frozenset(sharp.ids.tolist()))
+        more_read = MarkerDetections.concat([more_read, more])
+    return more_read

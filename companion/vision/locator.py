@@ -14,7 +14,7 @@ from companion.setup_file import Setup
 from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
 from companion.vision.blocks import BlockFinder, FoundBlock, to_block_states
 from companion.vision.camera import CameraModel
-from companion.vision.deblur import detect_listed
+from companion.vision.deblur import detect_listed, read_from_paper
 from companion.vision.markers import MarkerDetections, dictionary, mean_side_px, side_lengths_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
@@ -151,6 +151,7 @@ class Locator:
         timestamp = time.time() if timestamp is None else timestamp
         gray = to_gray(image)
         camera, calibrated = self.camera(gray.shape[1], gray.shape[0])
+        looked_here = detections is None
         if detections is None:
             # With a roster, the markers to expect: when the first pass finds them all, it is
             # enough; while some are missing, more looks (darkened, sharpened) are taken.
@@ -163,7 +164,18 @@ class Locator:
             state = TableState(registered=False, reason=reg.reason, frame=frame, timestamp=timestamp,
                                registration=reg.to_state(), warnings=tuple(warnings), blocks_seen=False)
             return FrameAnalysis(state, detections, reg, {})
-        state, poses = self._place(detections, reg, camera, frame, timestamp, warnings, known_z_mm or {})
+        state, poses, misread = self._place(detections, reg, camera, frame, timestamp, list(warnings),
+                                            known_z_mm or {})
+        if looked_here and misread:
+            # A listed id read where its mini cannot stand (a card and what touches it decoded as
+            # a larger marker, 300 mm up) was taken for found, so its own print was never looked
+            # for: look once more, without that read.
+            kept = detections[np.flatnonzero(~np.isin(detections.ids, list(misread)))]
+            more = read_from_paper(gray, camera, self.setup.dictionary, frozenset(misread), kept)
+            if len(more):
+                detections = MarkerDetections.concat([kept, more])
+                state, poses, _ = self._place(detections, reg, camera, frame, timestamp, list(warnings),
+                                              known_z_mm or {})
         blocks: tuple[FoundBlock, ...] = ()
         if looks_for_blocks:
             assert self.block_finder is not None and reg.pose is not None
@@ -257,7 +269,10 @@ class Locator:
         return ("mini" if spec else "object"), placed, measured
 
     def _place(self, det: MarkerDetections, reg: Registration, camera: CameraModel, frame: int,
-               timestamp: float, warnings: list[str], known_z_mm: dict[int, float]):
+               timestamp: float, warnings: list[str], known_z_mm: dict[int, float]
+               ) -> tuple[TableState, dict[int, MarkerPose], frozenset[int]]:
+        """The state from these markers on this pose (`warnings` gains the frame's), their own poses,
+        and the listed ids read only where they cannot stand (misreads)."""
         pose = reg.pose
         counts = Counter(int(i) for i in det.ids)
         anchors = self.setup.anchor_ids
@@ -323,4 +338,4 @@ class Locator:
         state = TableState(registered=True, minis=tuple(minis), frame=frame, timestamp=timestamp,
                            unknown_markers=tuple(unknown), duplicate_markers=tuple(duplicates),
                            objects=tuple(objects), registration=reg.to_state(), warnings=tuple(warnings))
-        return state, poses
+        return state, poses, frozenset(misread) & (self.setup.listed_ids or frozenset())
