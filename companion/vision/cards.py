@@ -255,7 +255,8 @@ def _opened_card(contour: np.ndarray, stubs: list[np.ndarray], min_side_px: floa
     for stub in stubs:
         parts, _ = cv2.findContours(cv2.morphologyEx(blob, cv2.MORPH_OPEN, stub), cv2.RETR_EXTERNAL,
                                     cv2.CHAIN_APPROX_NONE)
-        cards = [q for part in parts if cv2.contourArea(part) >= min_side_px ** 2 and (q := _card_quad(part)) is not None]
+        cards = [q for part in parts
+                 if cv2.contourArea(part) >= min_side_px ** 2 and (q := _card_quad(part)) is not None]
         if len(cards) == 1:
             return cards[0] + (x - 1, y - 1)
     return None
