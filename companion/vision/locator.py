@@ -28,6 +28,7 @@ IMPOSSIBLE_BELOW_MM = 50.0  # a marker that would stand this far under the table
 # ... or this far above it: a mini on a tower of twelve bricks stands at ~170 mm
 IMPOSSIBLE_ABOVE_MM = 300.0
 TILTED_MIN_SIZE_SHARE = 0.6  # a tilted marker's longest side, of its size where it stands (perspective, a curled card)
+TILTED_OPPOSITE_SIDES = 0.7  # of each opposite pair of a tilted marker's sides, the shorter over the longer
 TILTED_DEG = 30.0  # a marker tilted more than this: its apparent size is not its height's
 TILTED_MAX_RESIDUAL = 0.1  # ... when the pattern fit it this well (px): a real, readable square
 FLAT_SIZE_AGREES_MM = 25.0  # a "tilted" marker whose flat size height is this close to its known height is flat
@@ -226,8 +227,14 @@ class Locator:
             # size where it stands. A few pixels of felt decoded in a darkened look (4.5 px where
             # a 20 mm print would be 20) are no knocked-over mini.
             distance_mm = float(np.linalg.norm(pose.camera_centre_mm - np.array([mp.x_mm, mp.y_mm, mp.z_mm])))
-            longest_px = float(side_lengths_px(det.corners_px[row]).max())
-            if longest_px < TILTED_MIN_SIZE_SHARE * camera.focal_px * side / max(distance_mm, 1.0):
+            sides_px = side_lengths_px(det.corners_px[row])
+            if float(sides_px.max()) < TILTED_MIN_SIZE_SHARE * camera.focal_px * side / max(distance_mm, 1.0):
+                return "misread", marker_id, measured.z_mm
+            # And a tilted square is foreshortened one way: its opposite sides stay alike (a card
+            # 16 mm across is a hundredth of the camera's distance deep). Texture decoded as an
+            # absent id at 5-11 px, "tilted" 41 deg, had them at 0.57 and 0.46 of each other.
+            opposite = np.minimum(sides_px[:2], sides_px[2:]) / np.maximum(np.maximum(sides_px[:2], sides_px[2:]), 1e-9)
+            if float(opposite.min()) < TILTED_OPPOSITE_SIDES:
                 return "misread", marker_id, measured.z_mm
         elif (measured.z_mm < -IMPOSSIBLE_BELOW_MM or measured.z_mm > IMPOSSIBLE_ABOVE_MM) \
                 and (det.refined[row] or marker_id not in known_z_mm):
