@@ -563,7 +563,8 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
     level, white, white_table = c.level, c.white, c.white_table
     top_bgr = np.median(samples, axis=0)
     table_here = _table_at(c.table_fine, fit.top, c.origin)
-    light = float(table_here.mean()) / 255.0 / max(white_table, 1e-3)  # on the display, for the paper's balance
+    table_level = float(table_here.mean()) / 255.0
+    light = table_level / max(white_table, 1e-3)  # on the display, for the paper's balance
 
     def balanced(bgr: np.ndarray) -> np.ndarray:
         """A colour under the paper's white balance, at the anchors' light (BGR 0-255)."""
@@ -598,7 +599,7 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
     clipped = clipped_top(top_bgr[::-1] / 255.0)
     if clipped and wall is None:  # (a skin-toned top's walls were read above)
         wall = _wall_colour(c, fit)
-    light_here = light_ratio(float(table_here.mean()) / 255.0, white_table)
+    light_here = light_ratio(table_level, white_table)
     colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light_here, c.palette,
                                       wall[::-1] / 255.0 if clipped and wall is not None else None)
     return top_bgr, colour, colour_conf

@@ -174,9 +174,7 @@ def margin_whiteness(gray: np.ndarray, corners: np.ndarray, dictionary_name: str
     bits = marker_bits(dictionary_name, marker_id) > 0
     cells = bits.shape[0]
     size = (cells + 2) * MODULE_PX
-    square = np.array([[1, 1], [cells + 1, 1], [cells + 1, cells + 1], [1, cells + 1]], np.float32) * MODULE_PX - 0.5
-    warp = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), square)
-    grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
+    grid, _ = _unwarped(gray, corners, _square(1, cells + 1) * MODULE_PX - 0.5, size)
     inner = grid[MODULE_PX:-MODULE_PX, MODULE_PX:-MODULE_PX].reshape(cells, MODULE_PX, cells, MODULE_PX)
     means = inner[:, _MIDDLE, :, _MIDDLE].mean(axis=(1, 3))
     white, black = float(means[bits].mean()), float(means[~bits].mean())
@@ -271,6 +269,19 @@ def _card_quad(contour: np.ndarray) -> np.ndarray | None:
     return None if quad is None or _aspect(quad) > MAX_ASPECT else quad
 
 
+def _square(start: float, end: float) -> np.ndarray:
+    """A square's corners (4, 2), clockwise on the image from (start, start) to (end, end)."""
+    return np.array([[start, start], [end, start], [end, end], [start, end]], np.float32)
+
+
+def _unwarped(gray: np.ndarray, corners: np.ndarray, grid_corners: np.ndarray, size: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The image under a quad laid onto a size x size grid, `corners` (4, 2) going to
+    `grid_corners` (bilinear, float64), and the homography that does it."""
+    warp = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), np.asarray(grid_corners, np.float32))
+    return cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64), warp
+
+
 def _aspect(quad: np.ndarray) -> float:
     sides = side_lengths_px(quad)
     return float(sides.max() / max(sides.min(), 1e-9))
@@ -352,6 +363,12 @@ class _Patterns:
         return cls(np.array(row_ids), np.array(row_turns), white, _unit(white), _unit(inner), cells, dictionary_name)
 
 
+def _correlations(patterns: "_Patterns", means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How a marker's module means (cells, cells) correlate with each pattern row: as a whole,
+    and in the inner bits."""
+    return patterns.whole @ _unit(means.ravel()), patterns.inner @ _unit(means[1:-1, 1:-1].ravel())
+
+
 def _unit(rows: np.ndarray) -> np.ndarray:
     centred = rows - rows.mean(axis=-1, keepdims=True)
     return centred / np.maximum(np.linalg.norm(centred, axis=-1, keepdims=True), 1e-9)
@@ -379,9 +396,7 @@ def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns, strict_
     for margin in MARGINS_MODULES:
         size = int(round((cells + 2 * margin) * MODULE_PX))
         # The paper's edge onto the grid's outer edge (pixel centres at integers: it is at -0.5).
-        square = np.array([[0, 0], [size, 0], [size, size], [0, size]], np.float32) - 0.5
-        warp = cv2.getPerspectiveTransform(card.astype(np.float32), square)
-        grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
+        grid, warp = _unwarped(gray, card, _square(0, size) - 0.5, size)
         start = int(round(margin * MODULE_PX))
         modules = grid[start:start + cells * MODULE_PX, start:start + cells * MODULE_PX] \
             .reshape(cells, MODULE_PX, cells, MODULE_PX)
@@ -393,8 +408,7 @@ def _best_match(gray: np.ndarray, card: np.ndarray, patterns: _Patterns, strict_
         flat = means.ravel()
         whites = patterns.white @ flat / patterns.white.sum(axis=1)
         blacks = (1 - patterns.white) @ flat / (1 - patterns.white).sum(axis=1)
-        score = patterns.whole @ _unit(flat)
-        inner = patterns.inner @ _unit(means[1:-1, 1:-1].ravel())
+        score, inner = _correlations(patterns, means)
         strict = (score >= MIN_PATTERN_CORRELATION) & (inner >= MIN_INNER_CORRELATION) \
             & (whites - blacks >= MIN_CONTRAST_NOISE * max(noise, 1.0))
         both = score + inner
@@ -422,10 +436,14 @@ class _Fitted:
 
     match: _Match
     mean_square: float
-    lead: float  # the closest other id's mean square at the same place, over this one's
     own_best: bool  # no other turn of its own pattern explains the place better
     corners_in_crop: np.ndarray
     rivals: tuple[tuple[int, int, float], ...]  # the other ids there, closest first: id, turn, lead
+
+    @property
+    def lead(self) -> float:
+        """The closest other id's mean square at the same place, over this one's."""
+        return self.rivals[0][2] if self.rivals else np.inf
 
 
 def _closest_ids(gray: np.ndarray, corners: np.ndarray, patterns: _Patterns, other_than: int) -> list[int]:
@@ -433,11 +451,8 @@ def _closest_ids(gray: np.ndarray, corners: np.ndarray, patterns: _Patterns, oth
     module means, other than `other_than`."""
     cells = patterns.cells
     size = cells * MODULE_PX
-    square = np.array([[0, 0], [size, 0], [size, size], [0, size]], np.float32) - 0.5
-    warp = cv2.getPerspectiveTransform(np.asarray(corners, np.float32), square)
-    grid = cv2.warpPerspective(gray, warp, (size, size), flags=cv2.INTER_LINEAR).astype(np.float64)
-    means = grid.reshape(cells, MODULE_PX, cells, MODULE_PX).mean(axis=(1, 3))
-    score = patterns.whole @ _unit(means.ravel()) + patterns.inner @ _unit(means[1:-1, 1:-1].ravel())
+    grid, _ = _unwarped(gray, corners, _square(0, size) - 0.5, size)
+    score = sum(_correlations(patterns, grid.reshape(cells, MODULE_PX, cells, MODULE_PX).mean(axis=(1, 3))))
     ranked: list[int] = []
     for row in np.argsort(-score):
         marker_id = int(patterns.ids[row])
@@ -485,7 +500,6 @@ def _arbitrated(gray: np.ndarray, ranked: list[_Match], patterns: _Patterns) -> 
         order = np.argsort(squares[1:].min(axis=1))  # the rivals, closest first
         rivals = tuple((ids[1 + k], int(np.argmin(squares[1 + k])), float(squares[1 + k].min()) / own) for k in order)
         fitted.append(_Fitted(replace(match, corners=fit.corners_px + origin), own,
-                              float(squares[1:].min()) / own if len(ids) > 1 else np.inf,
                               own <= float(squares[0].min()), fit.corners_px, rivals))
     if not fitted:
         return None
