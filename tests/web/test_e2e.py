@@ -184,7 +184,13 @@ def test_the_phone_shows_the_turns_ledger_as_the_camera_referees_the_demo_siege(
             ledger = at_end_of_turn.get(timeout=240)
             title = (f"This turn: {ledger['ap_spent']} of {ledger['ap_die']} AP, {len(ledger['units_acted'])} of "
                      f"{ledger['warriors_die']} warriors, {ledger['attacks_made']} of {ledger['attacks_die']} attacks")
-            page.wait_for_function("t => document.querySelector('#ledger-title').textContent === t", arg=title)
+            entries = ([f"{m['ap']} AP: {m['why']}" for m in ledger["moves"]]
+                       + [f"{f['ap']} AP: {f['why']}" for f in ledger["fortifications"]])
+            # the title alone can match an earlier poll (the squad half-way also costs 2 AP): wait for the entries too
+            page.wait_for_function("([t, e]) => document.querySelector('#ledger-title').textContent === t && "
+                                   "JSON.stringify([...document.querySelectorAll('#ledger-entries li.ledger-move, "
+                                   "#ledger-entries li.ledger-fort')].map(li => li.innerText)) === JSON.stringify(e)",
+                                   arg=[title, entries])
             assert f"{player}'s turn" in page.locator("#game-line").inner_text()
             assert ledger["ap_spent"] <= ledger["ap_die"] and page.locator("#ledger-warnings li").count() == 0
             page.locator("#ledger").screenshot(path=str(tmp_path / f"ledger {player}.png"))  # looked at while writing this test
