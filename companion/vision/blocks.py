@@ -60,6 +60,7 @@ ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
 TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box predicts right
 TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
 PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 map points to one
+TOWER_TOP_OUTLINED = 0.9  # share of a faint tall top's samples that must differ from the table (`_named`)
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
 SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be its shadow, cast from its base
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
@@ -555,11 +556,18 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
 def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.ndarray, str, float] | None:
     """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
     not one colour."""
-    return _named(c, _top_samples(c.image, c.view, fit.top, inset_mm), fit)
+    points = _top_points(fit.top, inset_mm)
+    px = np.round((points - np.asarray(c.origin)) / FINE_MM - 0.5).astype(int)
+    h, w = c.blob.shape
+    inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
+    outlined = float(np.mean(inside & (c.diff[np.clip(px[:, 1], 0, h - 1), np.clip(px[:, 0], 0, w - 1)] > c.level)))
+    return _named(c, c.view.sample(c.image, points), fit, outlined)
 
 
-def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray, str, float] | None:
-    """`_top_seen` from colours (N, 3) BGR sampled on the top face."""
+def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0
+           ) -> tuple[np.ndarray, str, float] | None:
+    """`_top_seen` from colours (N, 3) BGR sampled on the top face; `outlined`: the share of them
+    inside the candidate's outline (where the frame differs from the table)."""
     level, white, white_table = c.level, c.white, c.white_table
     top_bgr = np.median(samples, axis=0)
     table_here = _table_at(c.table_fine, fit.top, c.origin)
@@ -582,10 +590,12 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit) -> tuple[np.ndarray,
     if skin_toned_top and skin_top(top_balanced, None if wall is None else balanced(wall)):
         return None
     contrast = float(np.linalg.norm(top_bgr - table_here))
-    if contrast < (max(3 * level, TOWER_CONTRAST) if fit.height_mm >= TALL_FROM_MM else level):
-        # its "top" is the table: a gap between two walls, a hole in a castle (a tower's
-        # top, cast far from its foot, must stand out clearly: a patch of felt between
-        # walls explains a tall box's outline too)
+    if contrast < level or (fit.height_mm >= TALL_FROM_MM and contrast < max(3 * level, TOWER_CONTRAST)
+                            and (outlined < TOWER_TOP_OUTLINED or float(top_bgr.sum()) <= float(table_here.sum()))):
+        # its "top" is the table: a gap between two walls, a hole in a castle (a tower's top,
+        # cast far from its foot, must stand out clearly, or differ from the table all over
+        # where it is sampled and be lighter: a patch of felt between walls, or a shadow, explains
+        # a tall box's outline too, but a green top on green felt is lighter than it all over)
         return None
     # A brick's top is one colour (its studs' highlights within half its contrast with the
     # table, its hue the same all over); a box drawn over an L, over a castle's ring and its
@@ -1116,13 +1126,17 @@ _EDGE_MATRIX = np.array([[0.114, 0.587, 0.299],
                          [0.5 * CHROMA_WEIGHT, -0.3313 * CHROMA_WEIGHT, -0.1687 * CHROMA_WEIGHT]], np.float32)
 
 
-def _top_samples(image: np.ndarray, view: TableView, top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
-    """Colours (35, 3) BGR on a 7 x 5 grid over the top face's inside, inset_mm in from its edges."""
+def _top_points(top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
+    """Table points (35, 2) on a 7 x 5 grid over a (cast) top face's inside, inset_mm in from its edges."""
     halves = [max(h - inset_mm, 0.3) for h in top.half_mm]
     ga = np.linspace(-halves[0], halves[0], 7)
     gb = np.linspace(-halves[1], halves[1], 5)
-    pts = top.centre + ga[:, None, None] * top.axis + gb[None, :, None] * top.across
-    return view.sample(image, pts).reshape(-1, 3)
+    return (top.centre + ga[:, None, None] * top.axis + gb[None, :, None] * top.across).reshape(-1, 2)
+
+
+def _top_samples(image: np.ndarray, view: TableView, top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
+    """Colours (35, 3) BGR on the top face's `_top_points`."""
+    return view.sample(image, _top_points(top, inset_mm)).reshape(-1, 3)
 
 
 def _top_colour(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
