@@ -221,7 +221,14 @@ class BlockFinder:
             tower = _fit_tower(c, one)
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
-        parts = _fit_parts(c)
+        parts, parts_agreement = _fit_parts(c)
+        if parts and max(b.height_mm for b in parts) >= TALL_FROM_MM:
+            # A "touching brick" as tall as a tower is rather a tower's top, its lower bands of
+            # other colours split off as low neighbours: one box on the outline, where it explains
+            # the outline better than the touching bricks explain their colours.
+            tower = _fit_tower(c, least_agreement=parts_agreement)
+            if tower is not None:
+                return [tower]
         if parts:
             return parts
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
@@ -261,14 +268,15 @@ class _Candidate:
 
 # --- the fits a candidate is tried with ------------------------------------------------------------
 
-def _fit_parts(c: _Candidate) -> list[FoundBlock]:
+def _fit_parts(c: _Candidate) -> tuple[list[FoundBlock], float]:
     """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
-    together on the colour map (`touching.fit_touching`: each hides part of its neighbours).
-    Empty unless two parts or more are bricks that explain their own colours."""
+    together on the colour map (`touching.fit_touching`: each hides part of its neighbours), and
+    the share of the map's points that fit predicts right. Empty unless two parts or more are
+    bricks that explain their own colours."""
     fine, origin = c.fine, c.origin
     split = c.parts
     if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
-        return []
+        return [], 0.0
     masks, labels = split.cores, split.labels
     starts = []
     for mask in masks:
@@ -277,14 +285,14 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
     widened = [i for i, r in enumerate(starts) if not _brick_sized(r)]
     starts = [_widened(r) if i in widened else r for i, r in enumerate(starts)]
     if not all(_brick_sized(r) for r in starts):
-        return []
+        return [], 0.0
     points, scored = _map_points(labels, origin)
     foot = c.view.foot_mm
     placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm)
     if not all(_hidden_by_a_taller(placed[i], placed, foot) for i in widened):
         # A strip is also a band of a tower's wall (a band a colour), which nothing stands in
         # front of: the tower's fit is for it.
-        return []
+        return [], 0.0
     fits = [_placed_fit(c.view, p) for p in placed]
     blocks = []
     for i, (p, fit, mask) in enumerate(zip(placed, fits, masks)):
@@ -310,7 +318,7 @@ def _fit_parts(c: _Candidate) -> list[FoundBlock]:
         if seen is None:
             continue
         blocks.append(_placed_block(p, fit, seen))
-    return blocks if len(blocks) >= 2 else []
+    return (blocks, max(p.agreement for p in placed)) if len(blocks) >= 2 else ([], 0.0)
 
 
 def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray) -> bool:
@@ -346,7 +354,7 @@ def _same_place(a: TableRect, b: TableRect) -> bool:
     return union > 0 and inter / union >= SAME_PLACE_IOU
 
 
-def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
+def _fit_tower(c: _Candidate, against: FoundBlock | None = None, least_agreement: float = 0.0) -> FoundBlock | None:
     """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
     part): a tower's walls show a band per brick, in as many colours, which no profile of one
     wall colour explains; its top is its own colour, at the outline's far end. With `against`
@@ -359,7 +367,8 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
     top, where the far end should be. So each face that may be it is tried (the brightest, the
     far end's, each colour's), the outline kept to what a box under that top can cast
     (`_cast_reach`: the shadow beyond is table), and the box that explains its outline best is
-    taken where the outline can tell its height (`_tower_shift_mm`)."""
+    taken where the outline can tell its height (`_tower_shift_mm`), if it predicts more of the
+    outline's map than `least_agreement`."""
     view = c.view
     if against is not None:
         top = _top_face(c.fine, c.blob)
@@ -381,7 +390,7 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
                 continue  # (near the camera's foot an outline does not tell a tower from a low block)
             if best is None or tall[0].agreement > best.agreement:
                 best = tall[0]
-        if best is None:
+        if best is None or best.agreement <= least_agreement:
             return None
         placed = best
     fit = _placed_fit(view, placed)

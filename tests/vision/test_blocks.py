@@ -498,6 +498,22 @@ def test_a_tower_whose_top_is_nearly_the_tables_colour_is_found(seed: int):
     assert near[0].height_mm >= 38.4 and abs(near[0].height_mm - height) <= 6.5  # full cover, to two plates
 
 
+@pytest.mark.parametrize("seed", [2, 4])
+def test_a_tower_the_colour_split_took_for_touching_bricks_is_one_tall_block(seed: int):
+    """A 109 mm white tower on green bricks, a 99 mm orange one on a blue plate (ray-cast bench
+    tables 2 and 4): split by colour, each was a 48 mm "touching brick" beside a low one. A
+    touching brick as tall as a tower is rather its top: one box on the outline explains it
+    better than the touching bricks explain their colours."""
+    from companion.synth.worlds import Camera, bench_scene
+
+    scene = bench_scene("raycast", seed, n_walls=1, n_towers=1, n_touching=1)
+    (footprints, height, colour, _), = [t for t in scene.truth_blocks() if t.kind == "tower"]
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    near = [b for b in blocks if polygon_iou(footprints, b.footprint_mm) > 0.2]
+    assert len(near) == 1 and near[0].color == colour
+    assert polygon_iou(footprints, near[0].footprint_mm) > 0.5 and abs(near[0].height_mm - height) <= 4.8
+
+
 def test_a_placed_bricks_height_is_as_sure_as_its_map_says(standard_scene):
     """Touching bricks' heights come from map points 0.5 mm apart, nine to a blurred pixel: a few
     points either way are no evidence (a part two bricks low had been 1.0 sure); a wall's worth is."""
