@@ -566,17 +566,23 @@ def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.nda
     """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
     not one colour."""
     points = _top_points(fit.top, inset_mm)
-    px = np.round((points - np.asarray(c.origin)) / FINE_MM - 0.5).astype(int)
-    h, w = c.blob.shape
+    return _named(c, c.view.sample(c.image, points), fit, _differing_share(c, points))
+
+
+def _differing_share(c: _Candidate, points_mm: np.ndarray) -> float:
+    """The share of table points (N, 2) where the candidate's cut-out differs from the table by
+    the level that counts (outside the cut-out: none)."""
+    px = np.round((points_mm - np.asarray(c.origin)) / FINE_MM - 0.5).astype(int)
+    h, w = c.diff.shape
     inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
-    outlined = float(np.mean(inside & (c.diff[np.clip(px[:, 1], 0, h - 1), np.clip(px[:, 0], 0, w - 1)] > c.level)))
-    return _named(c, c.view.sample(c.image, points), fit, outlined)
+    rows, cols = np.clip(px[:, 1], 0, h - 1), np.clip(px[:, 0], 0, w - 1)
+    return float(np.mean(inside & (c.diff[rows, cols] > c.level)))
 
 
 def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0
            ) -> tuple[np.ndarray, str, float] | None:
     """`_top_seen` from colours (N, 3) BGR sampled on the top face; `outlined`: the share of them
-    inside the candidate's outline (where the frame differs from the table)."""
+    where the frame differs from the table (`_differing_share`)."""
     level, white, white_table = c.level, c.white, c.white_table
     top_bgr = np.median(samples, axis=0)
     table_here = _table_at(c.table_fine, fit.top, c.origin)
