@@ -1049,10 +1049,12 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
     hue = chromaticity(smooth.reshape(-1, 3)[points])
     grouped = np.full(blob.size, -1, np.int32)
     grouped[points] = np.argmin(np.linalg.norm(hue[:, None, :] - representatives[None], axis=2), axis=1)
+    count_groups = _split_by_lightness(grouped, points, smooth.reshape(-1, 3)[points], representatives,
+                                       blob.ravel()[points] > 0, len(inside))
     grouped = grouped.reshape(blob.shape)
     cores: list[np.ndarray] = []
     core_group: list[int] = []
-    for gi in range(len(groups)):
+    for gi in range(count_groups):
         # A narrower disc than a whole brick's: a one-stud brick beside a taller one shows only
         # part of its top.
         piece = cv2.morphologyEx(((grouped == gi) & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _PART_DISC)
@@ -1068,8 +1070,8 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
     labels = np.where(near > 0, UNKNOWN, TABLE).astype(np.int32)
     # A colour no brick has (a shadow on the table, the table blended into an edge) is not brick:
     # scored as table, so that no brick grows into it unpunished.
-    labels[np.isin(grouped, [gi for gi in range(len(groups)) if gi not in core_group])] = TABLE
-    for gi in range(len(groups)):
+    labels[np.isin(grouped, [gi for gi in range(count_groups) if gi not in core_group])] = TABLE
+    for gi in range(count_groups):
         # A colour's points go to its core when they touch only that one; slivers a few pixels
         # wide (a bright brick's edge blurred into the table reads as gray) go to none.
         solid = cv2.morphologyEx((grouped == gi).astype(np.uint8), cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
@@ -1084,6 +1086,38 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
             if c > 0 and i >= 0:
                 labels[comp == c] = i
     return ColourParts(cores, labels)
+
+
+NEUTRAL_CHROMA = 4.0  # chromaticity (per cent) this close to equal shares: white, gray or black
+LIGHTER_APART = 5.0  # two neutral colours this many times apart in brightness are two (white and black: ~6 on the display)
+
+
+def _split_by_lightness(grouped: np.ndarray, points: np.ndarray, colours: np.ndarray, representatives: np.ndarray,
+                        in_blob: np.ndarray, candidate_size: int) -> int:
+    """White, gray and black share a chromaticity: a neutral colour group whose pixels fall in two
+    brightnesses LIGHTER_APART or more apart (a white brick beside a black one, about six times
+    apart on the display; a brick's wall in shade under a glossy top the lamp blew to white is up to
+    four, path traced) is split in two, the darker a new group,
+    in place in `grouped` (flat, group per point; `points` its indices, `colours` their BGR).
+    Returns the number of groups."""
+    count = len(representatives)
+    for gi in range(len(representatives)):
+        if np.abs(representatives[gi] - 100.0 / 3).max() >= NEUTRAL_CHROMA:
+            continue
+        mine = grouped[points] == gi
+        if np.count_nonzero(mine & in_blob) < 2 * MIN_PART_SHARE * candidate_size:
+            continue
+        bright = np.log(colours[mine].astype(np.float64).sum(axis=1) + 3.0)
+        labels, centres = _clusters(bright[:, None], 2)
+        dark = int(np.argmin(centres[:, 0]))
+        apart = abs(float(centres[1, 0] - centres[0, 0]))
+        shares = np.bincount(labels[in_blob[mine]], minlength=2)
+        if apart < math.log(LIGHTER_APART) or shares.min() < MIN_PART_SHARE * candidate_size:
+            continue
+        index = points[mine][labels == dark]
+        grouped[index] = count
+        count += 1
+    return count
 
 
 def _edges_facing(camera_mm: np.ndarray, table: TableSpec) -> tuple[bool, bool, bool, bool]:
