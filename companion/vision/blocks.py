@@ -1015,9 +1015,9 @@ def _clusters(points: np.ndarray, k: int, rounds: int = 12) -> tuple[np.ndarray,
 def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> ColourParts | None:
     """A candidate's parts of one colour each: the pixels of `seen` (what differs from the table,
     near the candidate `blob`) clustered by chromaticity (a brick's walls are its top's colour in
-    shade), clusters nearer than noise moves them merged, each cluster's pieces that a brick's
-    narrowest side fits in. White, gray and black share a chromaticity: touching, they stay one
-    part. None when the candidate is one colour."""
+    shade), clusters nearer than noise moves them merged, a neutral one split by brightness
+    (`_split_by_lightness`: white beside black), each cluster's pieces that a brick's narrowest
+    side fits in. None when the candidate is one colour."""
     smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
     inside = np.flatnonzero(blob.ravel())
     if len(inside) < 50:
@@ -1097,9 +1097,8 @@ def _split_by_lightness(grouped: np.ndarray, points: np.ndarray, colours: np.nda
     """White, gray and black share a chromaticity: a neutral colour group whose pixels fall in two
     brightnesses LIGHTER_APART or more apart (a white brick beside a black one, about six times
     apart on the display; a brick's wall in shade under a glossy top the lamp blew to white is up to
-    four, path traced) is split in two, the darker a new group,
-    in place in `grouped` (flat, group per point; `points` its indices, `colours` their BGR).
-    Returns the number of groups."""
+    four, path traced) is split in two, the darker a new group, in place in `grouped` (flat, the
+    group of each point; `points` their indices, `colours` their BGR). Returns the number of groups."""
     count = len(representatives)
     for gi in range(len(representatives)):
         if np.abs(representatives[gi] - 100.0 / 3).max() >= NEUTRAL_CHROMA:
