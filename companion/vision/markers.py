@@ -5,7 +5,7 @@ OpenCV's detector finds the quads; its corner refinements are biased for the sma
 0.1 px of a 15 mm marker's side is ~4 mm of height at 1 m, so the refinement carries the height.
 
 - Small markers (under `MODEL_FIT_MAX_SIDE_PX`, every mini's): the printed pattern itself is
-  aligned to the image (`fit_marker_model`): the marker's cells, blurred and put through the
+  aligned to the image (`fit_pattern`): the marker's cells, blurred and put through the
   camera's response, are warped by its four corners (a homography) and its blur is fitted, until
   they match the pixels; the fit's residual says how far to trust the corners (a misread id does
   not fit and is dropped). Edge lines are the fallback where the alignment wanders.
@@ -489,29 +489,31 @@ def refine(gray: np.ndarray, camera: CameraModel, ids: np.ndarray, quads: np.nda
             corners_px, corners_norm, rms, ok = quad, camera.normalize(quad), float("nan"), False
         else:
             rms = float("nan")
-            fit = fit_marker_model(gray_f, quad, dictionary_name, int(marker_id))
-            if fit is None or fit[1] > CLOSE_FIT_RESIDUAL:
+            fit = fit_pattern(gray_f, quad, dictionary_name, int(marker_id))
+            if fit is None or fit.residual > CLOSE_FIT_RESIDUAL:
                 # A print trimmed to half a module on a dark table: its border merges with the
                 # table and OpenCV's square may be the inner cells (a 16 px print read at 12.6 px,
                 # 50 mm under the table). The fit started from the square one border wider.
                 centre = quad.mean(axis=0)
-                wider = fit_marker_model(gray_f, centre + (quad - centre) * cells / (cells - 2), dictionary_name,
-                                         int(marker_id))
-                if wider is not None and wider[1] <= CLOSE_FIT_RESIDUAL and (fit is None or wider[1] < fit[1]):
+                wider = fit_pattern(gray_f, centre + (quad - centre) * cells / (cells - 2), dictionary_name,
+                                    int(marker_id))
+                if wider is not None and wider.residual <= CLOSE_FIT_RESIDUAL \
+                        and (fit is None or wider.residual < fit.residual):
                     fit = wider  # only a close fit: from a wider start a poor one finds a card's edge
-            if fit is None or fit[1] > MODEL_FIT_MAX_RESIDUAL:
+            if fit is None or fit.residual > MODEL_FIT_MAX_RESIDUAL:
                 # The alignment can wander on real photos; edge lines are the fallback, if the
                 # pattern still matches at their corners (a misread id never does).
                 lines_px, _, rms, lines_ok = refine_quad(gray_f, camera, quad, cells)
-                fit = fit_marker_model(gray_f, lines_px, dictionary_name, int(marker_id), iterations=0) if lines_ok else None
-            refined = fit is not None and fit[1] <= MODEL_FIT_MAX_RESIDUAL
+                fit = fit_pattern(gray_f, lines_px, dictionary_name, int(marker_id), iterations=0) if lines_ok else None
+            refined = fit is not None and fit.residual <= MODEL_FIT_MAX_RESIDUAL
             if not refined:  # last: OpenCV's own corners, kept unrefined if the pattern matches there
-                fit = fit_marker_model(gray_f, quad, dictionary_name, int(marker_id), iterations=0)
-            if fit is None or fit[1] > MODEL_FIT_MAX_RESIDUAL:
+                fit = fit_pattern(gray_f, quad, dictionary_name, int(marker_id), iterations=0)
+            if fit is None or fit.residual > MODEL_FIT_MAX_RESIDUAL:
                 if failed is not None:  # not this marker after all: a misread id or a quad cut by something in front
                     failed.append(quad)
                 continue
-            corners_px, corners_norm, ok, dark, resid = fit[0], camera.normalize(fit[0]), refined, fit[2], fit[1]
+            corners_px, corners_norm, ok, dark, resid = (fit.corners_px, camera.normalize(fit.corners_px), refined,
+                                                         fit.surround_dark, fit.residual)
         kept_ids.append(int(marker_id))
         raw_out.append(quad)
         px_out.append(corners_px)
@@ -694,7 +696,7 @@ def _pattern_textures(dictionary_name: str, marker_id: int, margin_modules: floa
 
 class _PatternModel:
     """The marker's known pattern, blurred and put through the camera's response, over the image
-    patch around a quad: what `fit_marker_model` aligns. Parameters are the four corners (a
+    patch around a quad: what `fit_pattern` aligns. Parameters are the four corners (a
     homography, in patch pixels) and the blur sigma; the grey levels (black, white, the
     surroundings beyond the margin's sure part) and the response terms are solved linearly at
     every step. Only the marker, its margin and a thin ring beyond it are compared (further out is
@@ -904,15 +906,6 @@ def fit_pattern(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
     gain = max(float(coef[0]), 1e-6)
     return PatternFit(corners, float(np.sqrt(cost / len(res))) / gain, float(np.clip(-coef[3] / gain, 0.0, 1.0)),
                       float(np.clip(params[8], *MODEL_FIT_BLUR_PX)))
-
-
-def fit_marker_model(gray_f, quad: np.ndarray, dictionary_name: str, marker_id: int,
-                     margin_modules: float = MODEL_MARGIN, iterations: int = 3
-                     ) -> tuple[np.ndarray, float, float] | None:
-    """`fit_pattern` as (corners (4, 2) px, the RMS residual as a fraction of the black-white
-    contrast, how dark the surroundings beyond the margin's sure half module are: 0 white, 1 black)."""
-    fit = fit_pattern(gray_f, quad, dictionary_name, marker_id, margin_modules, iterations)
-    return None if fit is None else (fit.corners_px, fit.residual, fit.surround_dark)
 
 
 def pattern_mean_squares(gray_f, corners: np.ndarray, blur_px: float, dictionary_name: str,

@@ -163,8 +163,8 @@ def test_a_marker_that_stops_where_it_was_last_refined_takes_that_measurement_ag
     assert rough.status == "seen" and rough.confidence < first.confidence  # re-found, roughly
     tracker.update(image, 2, 2.0)  # the pixels are back; the tracker sees them settle
     fits = []
-    real_fit = markers.fit_marker_model
-    monkeypatch.setattr(markers, "fit_marker_model", lambda *a, **k: fits.append(int(a[3])) or real_fit(*a, **k))
+    real_fit = markers.fit_pattern
+    monkeypatch.setattr(markers, "fit_pattern", lambda *a, **k: fits.append(int(a[3])) or real_fit(*a, **k))
     again = [tracker.update(image, frame, float(frame)).mini(mini.id) for frame in (3, 4)]
     assert all(m.status == "seen" and m.confidence == first.confidence for m in again)
     assert again[0].x_mm == again[1].x_mm and mini.id not in fits
