@@ -779,7 +779,8 @@ class _PatternModel:
         warpPerspective does, without a call and a full patch per set)."""
         maps = np.array([cv2.getPerspectiveTransform(self.tex_src, c.astype(np.float32)) for c in corner_sets])
         q = np.linalg.inv(maps) @ self.pixels_h  # (k, 3, N)
-        uv = (q[:, :2] / q[:, 2:3]).astype(np.float32)  # (k, 2, N)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a degenerate set: non-finite, never taken
+            uv = (q[:, :2] / q[:, 2:3]).astype(np.float32)  # (k, 2, N)
         sampled = cv2.remap(self.blurred(float(np.clip(sigma, *MODEL_FIT_BLUR_PX))), uv[:, 0], uv[:, 1],
                             cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         return sampled.reshape(len(corner_sets), -1, SHAPE_TERMS)
@@ -845,9 +846,9 @@ def _gauss_newton(model: _PatternModel, params: np.ndarray, iterations: int
     """Damped Gauss-Newton with a numerical Jacobian from `params` (corners in patch pixels, then
     sigma): (params, residuals, cost, coefficients), or None when the pattern has no contrast."""
     res, coef = model.residual(params)
-    if coef[0] < 15:
-        return None
     cost = float(res @ res)
+    if not math.isfinite(cost) or coef[0] < 15:
+        return None  # no contrast, or a quad so skewed that the patch reaches its vanishing line
     damping = 1e-3
     step = 0.05  # px for a corner, px of blur for sigma
     probes = np.concatenate([np.zeros((1, 8)), np.eye(8)]).reshape(9, 4, 2) * step  # the base set first
@@ -858,11 +859,15 @@ def _gauss_newton(model: _PatternModel, params: np.ndarray, iterations: int
         sigma_res, _ = model.residual(params + np.eye(9)[8] * step)
         jac = np.concatenate([model.jacobian(model.render(corners + probes, float(params[8])), coef, step),
                               ((sigma_res - res) / step)[:, None]], axis=1)
+        if not np.isfinite(jac).all():
+            break  # a probe the homography cannot map (a 6 px quad collapsing to a line): no step from here
         jtj = jac.T @ jac
         grad = jac.T @ res
         improved = False
         for _ in range(6):
             delta = -np.linalg.solve(jtj + damping * np.diag(np.diag(jtj) + 1e-9), grad)
+            if not np.isfinite(delta).all():
+                break
             candidate = params + delta
             candidate[8] = np.clip(candidate[8], *MODEL_FIT_BLUR_PX)
             new_res, new_coef = model.residual(candidate)
