@@ -24,9 +24,10 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from companion.vision.markers import (ALL_WINDOWS, MarkerDetections, dictionary, fit_pattern, inside_quads,
-                                      intersect_lines, make_detector, marker_bits, mean_side_px,
-                                      pattern_mean_squares, side_lengths_px)
+from companion.vision.markers import (ALL_WINDOWS, MIN_NEIGHBOUR_CORRELATION, MarkerDetections, dictionary,
+                                      fit_pattern, inside_quads, intersect_lines, make_detector, marker_bits,
+                                      mean_side_px, neighbour_correlation, pattern_mean_squares,
+                                      side_lengths_px)
 
 MARGINS_MODULES = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)  # white paper around the black border: trimmed to generous
 MODULE_PX = 8  # the unwarped grid's pixels per module (every margin tried a whole number of them)
@@ -192,7 +193,12 @@ def _best_reads(gray: np.ndarray, cards: list[np.ndarray], patterns: "_Patterns"
     read as if short of the strict thresholds."""
     lo, hi = sides_px
     best: dict[int, tuple[float, np.ndarray]] = {}  # id -> (score, corners): the best card of each
+    h, w = gray.shape
     for k, card in enumerate(cards):
+        x0, y0 = np.maximum(np.floor(card.min(axis=0)).astype(int) - 2, 0)
+        x1, y1 = np.minimum(np.ceil(card.max(axis=0)).astype(int) + 3, (w, h))
+        if x1 - x0 < 3 or y1 - y0 < 3 or neighbour_correlation(gray[y0:y1, x0:x1]) < MIN_NEIGHBOUR_CORRELATION:
+            continue  # a speck of sensor noise, no paper
         match = _best_match(gray, card, patterns, vouched is None or vouched[k])
         if match is not None and lo <= mean_side_px(match.corners) <= hi \
                 and match.score > best.get(match.marker_id, (-1.0,))[0]:

@@ -123,6 +123,13 @@ RESCUE_LOOKS = ((2.0, 1.0), (0.0, 1.0), (2.0, 2.5))
 RESCUE_MAX_SIDE_PX = 60.0  # rejected outer contours (the white margin's edge) of 40 px markers are still worth a look
 RESCUE_MIN_DARK_SHARE = 0.15  # a marker's black border alone is over a quarter of its area; a grid-mat square has none
 RESCUE_MIN_CONTRAST = 0.3  # black at least this far below the white, as a share of the white
+# A print's modules span pixels, so neighbouring pixels of its patch agree; sensor noise does not.
+# Correlation of a patch with itself one pixel over (the lower of across and down): 0.19-0.99 on
+# the patches the second look decoded (hard ray-cast, path-traced and plain frames) and 0.58-0.99
+# on the cards `cards` read, -0.2-0.05 on a frame of noise (a dark room's gained-up webcam), whose
+# thousands of rejected quads and bright specks each cost a decode or a card's reading (a minute
+# a frame) and decoded ids out of the noise.
+MIN_NEIGHBOUR_CORRELATION = 0.1
 
 
 DECODED_REACH = 1.35  # a decoded marker's quad grown to take in its white margin (8 / 6 of its side)
@@ -145,6 +152,19 @@ def inside_quads(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
 def _inside_any(points: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """For each point (N, 2): whether it lies inside any of these convex quads (K, 4, 2)."""
     return inside_quads(points, quads).any(axis=1)
+
+
+def neighbour_correlation(patch: np.ndarray) -> float:
+    """How alike neighbouring pixels are: the correlation of a patch with itself shifted by one
+    pixel, across and down, the lower of the two (~0 for noise, near 1 for blurred shapes)."""
+    values = patch.astype(np.float64)
+    values -= values.mean()
+    variance = float((values * values).mean())
+    if variance <= 0.0:
+        return 0.0
+    across = float((values[:, 1:] * values[:, :-1]).mean())
+    down = float((values[1:] * values[:-1]).mean())
+    return min(across, down) / variance
 
 
 def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids: set[int],
@@ -193,7 +213,7 @@ def rescue_rejected(gray: np.ndarray, rejected, dictionary_name: str, known_ids:
         if white - black < RESCUE_MIN_CONTRAST * max(white, 1.0):
             continue
         dark = patch[inside] < 0.5 * (white + black)
-        if dark.mean() < RESCUE_MIN_DARK_SHARE:
+        if dark.mean() < RESCUE_MIN_DARK_SHARE or neighbour_correlation(patch) < MIN_NEIGHBOUR_CORRELATION:
             continue
         up = cv2.resize(patch, None, fx=RESCUE_SCALE, fy=RESCUE_SCALE, interpolation=cv2.INTER_CUBIC).astype(np.float32)
         blurred = cv2.GaussianBlur(up, (0, 0), RESCUE_SCALE * 0.8)

@@ -19,6 +19,10 @@ from companion.vision.camera import TablePose
 from companion.vision.markers import MarkerDetections
 
 MAX_RESIDUAL_PX = 3.0  # anchors disagreeing by more than this mean a misprint or a moved anchor
+# A webcam over a wargames table hangs 0.8-1.4 m above it (hardware.md); at 3 m a 20 mm marker is
+# ~8 px. One anchor read out of noise (a dark room's gained-up webcam, a garbled stream) fits a
+# pose of its own, and it put the camera 6-8 m up, a table of nothing: no table registered.
+MAX_CAMERA_HEIGHT_MM = 3000.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +100,10 @@ def register(detections: MarkerDetections, anchors: tuple[AnchorSpec, ...], foca
                             "(an anchor moved, or its position in the setup is wrong)")
     if pose.camera_centre_mm[2] <= 0:
         return Registration(False, None, ids, residual, "table not registered: camera would be below the table")
+    if pose.camera_centre_mm[2] > MAX_CAMERA_HEIGHT_MM:
+        return Registration(False, None, ids, residual,
+                            f"table not registered: the anchors would put the camera {pose.camera_centre_mm[2]:.0f} mm "
+                            f"above the table (more than {MAX_CAMERA_HEIGHT_MM:.0f}: an anchor misread?)")
     return Registration(True, pose, ids, residual)
 
 

@@ -47,6 +47,18 @@ def test_a_moved_anchor_is_refused_not_averaged_in():
     assert not reg.registered and "disagree" in reg.reason
 
 
+def test_an_anchor_that_would_put_the_camera_metres_up_is_no_table():
+    # One anchor read out of sensor noise, 6 px wide, fits a pose of its own: the camera ~10 m up.
+    scene = random_scene(3)
+    a = scene.anchors[2]
+    seen = _detections(scene, (a,))
+    centre = seen.corners_px[0].mean(axis=0)
+    tiny = centre + (seen.corners_px[0] - centre) * 6.0 / np.linalg.norm(seen.corners_px[0][1] - seen.corners_px[0][0])
+    far = MarkerDetections(seen.ids, tiny[None], scene.camera.normalize(tiny)[None], np.zeros(1))
+    reg = register(far, scene.anchors, scene.camera.focal_px)
+    assert not reg.registered and reg.pose is None and "above the table" in reg.reason
+
+
 def test_the_state_carries_the_pose_it_was_seen_with_through_its_json():
     """A table state's registration gives back the camera pose: in memory exactly, and read back
     from its JSON (rounded to µrad and µm) within a hundredth of a pixel anywhere on the table."""
