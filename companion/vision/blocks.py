@@ -572,11 +572,16 @@ def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.nda
 def _differing_share(c: _Candidate, points_mm: np.ndarray) -> float:
     """The share of table points (N, 2) where the candidate's cut-out differs from the table by
     the level that counts (outside the cut-out: none)."""
-    px = np.round((points_mm - np.asarray(c.origin)) / FINE_MM - 0.5).astype(int)
+    px = _fine_pixels(points_mm, c.origin)
     h, w = c.diff.shape
     inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
     rows, cols = np.clip(px[:, 1], 0, h - 1), np.clip(px[:, 0], 0, w - 1)
     return float(np.mean(inside & (c.diff[rows, cols] > c.level)))
+
+
+def _fine_pixels(points_mm: np.ndarray, origin_mm: tuple[float, float]) -> np.ndarray:
+    """The fine window's pixel (column, row) nearest each table point (..., 2), unclipped."""
+    return np.round((np.asarray(points_mm) - np.asarray(origin_mm)) / FINE_MM - 0.5).astype(int)
 
 
 def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0
@@ -1401,7 +1406,7 @@ def union_outline(footprints: list[TableRect]) -> np.ndarray:
 
 def _table_at(table_fine: np.ndarray, top: TableRect, origin_mm: tuple[float, float]) -> np.ndarray:
     """The table's colour (BGR) under a top face's centre, from the table estimate."""
-    c = ((top.centre - origin_mm) / FINE_MM - 0.5).round().astype(int)
+    c = _fine_pixels(top.centre, origin_mm)
     r, col = int(np.clip(c[1], 0, table_fine.shape[0] - 1)), int(np.clip(c[0], 0, table_fine.shape[1] - 1))
     return table_fine[r, col].astype(np.float64)
 
