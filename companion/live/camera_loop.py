@@ -74,21 +74,28 @@ class CameraLoop:
                 continue
             self._set_status(CameraStatus("ok", self.description, source.description))
             try:
-                failures = 0 if self._play(source) else failures
+                played, error = self._play(source)
+                failures = 0 if played else failures
             finally:
                 source.close()
             if not self._stop.is_set():
-                failures = self._lost(f"{self.description}: no more frames (unplugged, stream down or file ended)",
+                failures = self._lost(error or f"{self.description}: no more frames (unplugged, stream down or file ended)",
                                       failures)
 
-    def _play(self, source: FrameSource) -> bool:
-        """Frames until the source fails or we are stopped; whether any frame came."""
+    def _play(self, source: FrameSource) -> tuple[bool, str]:
+        """Frames until the source fails or we are stopped: whether any frame came, and the
+        source's error if one ended it."""
         any_frame = False
         while not self._stop.is_set():
             started = time.monotonic()
-            frame = source.read()
+            try:
+                frame = source.read()
+            except CompanionError as exc:
+                # A folder's image gone or half written when its turn came, a file that is no
+                # image: the source is opened again (with the backoff), the thread goes on.
+                return any_frame, str(exc)
             if frame is None:
-                return any_frame
+                return any_frame, ""
             any_frame = True
             if self._status.state != "ok":
                 self._set_status(CameraStatus("ok", self.description, source.description))
@@ -99,7 +106,7 @@ class CameraLoop:
             rest = self.min_interval_s - (time.monotonic() - started)
             if rest > 0:
                 self._stop.wait(rest)
-        return any_frame
+        return any_frame, ""
 
     def _process(self, frame: Frame) -> None:
         image = frame.image

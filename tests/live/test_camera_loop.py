@@ -87,6 +87,35 @@ def test_a_lost_camera_is_reconnected_with_backoff_and_the_last_state_kept(siege
         loop.stop()
 
 
+def test_a_folder_image_that_vanishes_or_breaks_does_not_end_the_camera_thread(siege, tmp_path):
+    # A folder served as a camera while another program writes into it: an image listed, then
+    # gone or half written when its turn comes. The thread reports it and opens the folder again.
+    _, setup, _, _ = siege
+    cv2.imwrite(str(tmp_path / "a.png"), _frame_image(siege))
+    opened = []
+
+    def folder():
+        source = open_source(str(tmp_path))
+        opened.append(1)
+        if len(opened) == 2:
+            (tmp_path / "b.png").write_bytes(b"half an image")  # listed next time: not readable
+        if len(opened) == 1:
+            (tmp_path / "b.png").write_bytes(cv2.imencode(".png", _frame_image(siege))[1].tobytes())
+            source = open_source(str(tmp_path))
+            (tmp_path / "b.png").unlink()  # listed, then gone before it is read
+        return source
+
+    hub = SnapshotHub(empty_snapshot("test"))
+    loop = CameraLoop(folder, setup, hub, "a folder", 0.0).start()
+    try:
+        wait_for(lambda: "b.png" in hub.latest().camera.message, what="the broken image to be reported")
+        wait_for(lambda: len(opened) >= 4, timeout_s=10, what="the folder opened again")
+        assert loop._thread.is_alive()
+        wait_for(lambda: hub.latest().state.registered, what="frames from the folder again")
+    finally:
+        loop.stop()
+
+
 def test_the_host_view_is_never_an_empty_box_while_the_camera_starts(siege):
     import threading
 
