@@ -107,6 +107,8 @@ def test_bench_vision_prints_both_methods():
     for blocks in data["block_methods"]:
         assert sum(sum(row.values()) for row in blocks["colours"].values()) == data["blocks"]
         assert blocks["by_kind"]["single"]["blocks"] == data["blocks"]
+    # the ray-caster's exposure keeps the anchors' paper under the ceiling: every frame on that side
+    assert data["paper_clipped_frames"] == 0 and data["blocks_by_paper"]["not_clipped"]["blocks"] == data["blocks"]
 
 
 @pytest.mark.slow

@@ -15,9 +15,11 @@ from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableSt
 from companion.vision.blocks import BlockFinder, FoundBlock, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.deblur import detect_listed, read_from_paper
+from companion.vision.exposure import with_exposure_warning
 from companion.vision.markers import MarkerDetections, dictionary, mean_side_px, side_lengths_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
+from companion.vision.tableview import TableView
 
 ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
 LEARNED_SIGMA_MM = 1.0  # a height the live tracker averaged over a stopped marker's frames
@@ -181,7 +183,9 @@ class Locator:
         if looks_for_blocks:
             assert self.block_finder is not None and reg.pose is not None
             blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis + state.objects, background))
-            state = replace(state, blocks=to_block_states(list(blocks)))
+            state = replace(state, blocks=to_block_states(list(blocks)),
+                            warnings=with_exposure_warning(state.warnings, image, TableView(camera, reg.pose),
+                                                           self.setup))
         else:
             state = replace(state, blocks_seen=False)
         return FrameAnalysis(state, detections, reg, poses, blocks)

@@ -21,6 +21,7 @@ from companion.setup_file import Setup
 from companion.state import MiniState, TableState
 from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
+from companion.vision.exposure import PAPER_CLIPPED_WARNING, with_exposure_warning
 from companion.vision.incremental import REMEASURE_EVERY, IncrementalMarkers, TrackerStats
 from companion.vision.locator import Locator
 from companion.vision.markers import MarkerDetections, median_rows
@@ -72,6 +73,7 @@ class LiveTracker:
         self.block_watch = BlockWatch(BlockFinder(setup), background=blocks_in_background) if blocks else None
         self._tracks: dict[int, _Track] = {}
         self._last_state: TableState | None = None
+        self._exposure_warnings: tuple[str, ...] = ()  # as of the last block search
         self._last_key: bytes = b""
         self._registration: Registration | None = None  # of the last frame
 
@@ -179,7 +181,11 @@ class LiveTracker:
                 and watch.due(state.timestamp, self._markers.settled):
             watch.start(image, camera, self._registration.pose, state.minis + state.objects, state.timestamp)
             self._markers.settled = False
-        return replace(state, blocks=watch.states(), blocks_seen=watch.seen)
+            # The exposure is judged when blocks are looked for: their colours are what it spoils.
+            self._exposure_warnings = with_exposure_warning((), image, TableView(camera, self._registration.pose),
+                                                            self.setup)
+        warnings = tuple(w for w in state.warnings if w != PAPER_CLIPPED_WARNING) + self._exposure_warnings
+        return replace(state, blocks=watch.states(), blocks_seen=watch.seen, warnings=warnings)
 
     def _camera_moved(self, registration: Registration) -> bool:
         if self._registration is None or self._registration.pose is None or registration.pose is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -401,3 +402,32 @@ def test_forgod_squares_areas_verdicts_and_turns_on_the_phone(browser, tmp_path)
     finally:
         phone.close()
         server.close()
+
+
+def test_an_overexposed_camera_is_named_on_the_phone_and_the_host_and_cleared_when_fixed(browser, siege, tmp_path):
+    """The anchors' paper clipped (the frame at three times the light, through the camera's sRGB
+    curve): the phone's camera notes and the host screen say to lower the exposure."""
+    import cv2
+
+    from companion.synth.render import Renderer
+    from companion.vision.exposure import PAPER_CLIPPED_WARNING
+
+    _, setup, _, scene = siege
+    folder = tmp_path / "bright"
+    folder.mkdir()
+    bright = replace(scene, imaging=replace(scene.imaging, gamma=0.0, exposure=3.0))
+    cv2.imwrite(str(folder / "frame.png"), Renderer().render(bright))
+    with _phone_on(browser, setup, folder, tmp_path / "data") as phone:
+        page = phone.page
+        page.wait_for_selector("#notes:not([hidden])")
+        page.wait_for_function("document.querySelector('#notes-list').textContent.includes('overexposed')")
+        assert PAPER_CLIPPED_WARNING in page.locator("#notes-list").inner_text()
+        host = phone.context.new_page()
+        host.goto(f"http://127.0.0.1:{phone.server.port}/host")
+        host.wait_for_function("document.querySelector('#notes').textContent.includes('overexposed')")
+        # The exposure lowered (the frame as the camera gives it normally): gone from both.
+        cv2.imwrite(str(tmp_path / "normal.png"), Renderer().render(scene))
+        (tmp_path / "normal.png").replace(folder / "frame.png")
+        page.wait_for_function("!document.querySelector('#notes-list').textContent.includes('overexposed')")
+        host.wait_for_function("!document.querySelector('#notes').textContent.includes('overexposed')")
+        assert not phone.errors

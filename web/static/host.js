@@ -18,6 +18,8 @@ async function refresh() {
     const banner = document.getElementById("banner");
     banner.hidden = cam.ok;
     banner.textContent = cam.ok ? "" : `Camera ${cam.state}: ${cam.message}`;
+    const notes = document.getElementById("notes");
+    notes.replaceChildren(...(s.warnings || []).map((w) => Object.assign(document.createElement("li"), { textContent: w })));
     const g = s.game;
     document.getElementById("game").textContent = g && g.exists
       ? `${g.mode}: round ${g.round}${g.siege_rounds ? " of " + g.siege_rounds : ""}; ${g.turn ? g.turn + "'s turn" : g.next + " to roll"}${g.winner ? "; winner " + g.winner : ""}`

@@ -95,12 +95,23 @@ function refreshBanner() {
   }
 }
 
+// What the camera says about its own view (an overexposed paper, heights not to be trusted, a
+// mini off the table): listed under the map, replaced only when it changes.
+function renderNotes(warnings) {
+  const key = JSON.stringify(warnings || []);
+  if (key === ui.notesKey) return;
+  ui.notesKey = key;
+  $("notes").hidden = !(warnings && warnings.length);
+  $("notes-list").replaceChildren(...(warnings || []).map((w) => el("li", {}, w)));
+}
+
 function render() {
   const s = ui.state;
   const cam = s.snapshot.camera;
   $("status").textContent = cam.ok ? (s.snapshot.registered_now ? `frame ${s.frame}` : "not registered") : cam.state;
   $("status").className = "pill " + (cam.ok && s.snapshot.registered_now ? "ok" : "bad");
   refreshBanner();
+  renderNotes(s.warnings);
   // Redrawn only when something drawn changed (not the frame counter, nor when each unit was last
   // seen): a map replaced under a finger at every frame loses taps and a phone's battery.
   const drawn = (k, v) => (k === "last_seen_frame" ? undefined : v);
