@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 
 from companion.setup_file import Setup
+from companion.vision.exposure import PAPER_CLIPPED_WARNING
 from companion.vision.locator import ROSTER_SIGMA_MM, Locator, height_sigma_mm
 from companion.vision.registration import square_corners_mm
 
@@ -67,6 +68,9 @@ def diagnose(image: np.ndarray, setup: Setup, source: str = "") -> dict:
         warn(f"dark image (mean grey {table_level:.0f}): more light, or a longer exposure")
     if table_level > BRIGHT_WARN or clipped > CLIPPED_WARN:
         warn(f"overexposed ({clipped:.1%} of pixels saturated): lower the exposure, lock it")
+    elif PAPER_CLIPPED_WARNING in analysis.state.warnings:
+        # A dark table lets an automatic exposure clip the white paper while few pixels saturate.
+        warn(PAPER_CLIPPED_WARNING)
     if len(whites) >= 2 and (max(whites) - min(whites)) / max(max(whites), 1) > UNEVEN_WARN:
         warn(f"uneven light: the anchors' white paper ranges {min(whites):.0f}-{max(whites):.0f}; light the table evenly")
     # Expected error per roster marker, where it is or (not in view) at the table's centre.

@@ -29,6 +29,20 @@ def test_blur_darkness_and_no_calibration_are_warned():
     assert any("not calibrated" in w for w in uncalibrated["warnings"])
 
 
+def test_a_paper_the_camera_clips_is_warned_though_few_pixels_saturate():
+    # Twice the light through the camera's sRGB curve: the table stays mid-grey (96), under 1% of
+    # the pixels saturate, and the anchors' paper reads at the ceiling.
+    from companion.vision.exposure import PAPER_CLIPPED_WARNING
+    from tests.vision.test_exposure import _exposed
+
+    scene, image = _exposed(2.0)
+    report = diagnose(image, scene.setup(), "bright")
+    assert report["brightness"] < 200 and not report["ok"]
+    assert report["warnings"] == [PAPER_CLIPPED_WARNING]
+    scene, image = _exposed(1.0)
+    assert diagnose(image, scene.setup(), "as rendered")["warnings"] == []
+
+
 def test_doctor_command_exit_codes(tmp_path):
     scene, image = rendered(101)
     from companion.setup_file import setup_to_toml
