@@ -183,7 +183,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
 def _colour_summary(score: BlockScore) -> dict:
     summary = score.summary()
     return {"frames": score.frames, "blocks": score.expected, "found": summary["found"],
-            "colour_right": summary["colour_right"]}
+            "height_within_half_brick": summary["height_within_half_brick"], "colour_right": summary["colour_right"]}
 
 
 # The targets of the open issue on cameras not this project's: tighter on the simple ray-cast
@@ -242,7 +242,9 @@ def format_table(result: dict, details: bool = False) -> str:
         if clipped["frames"] and fine["frames"]:
             lines.append(f"the anchors' paper at the camera's ceiling (the frame warns) in {clipped['frames']} of "
                          f"{frames} frames: colour right {clipped['colour_right']} there ({clipped['blocks']} blocks), "
-                         f"{fine['colour_right']} elsewhere ({fine['blocks']}); found {clipped['found']} and {fine['found']}")
+                         f"{fine['colour_right']} elsewhere ({fine['blocks']}); found {clipped['found']} and {fine['found']}, "
+                         f"the height within half a brick {clipped['height_within_half_brick']} and "
+                         f"{fine['height_within_half_brick']}")
         else:
             lines.append(f"the anchors' paper at the camera's ceiling (the frame warns) in "
                          f"{'all' if clipped['frames'] else 'none'} of the {frames} frames")
