@@ -165,6 +165,17 @@ def _number(p: _Problems, table: dict, key: str, where: str, default: float | No
     return float(value)
 
 
+MAX_TABLE_MM = 20000.0  # no gaming table is 20 m across (and the views of it are sized by it)
+
+
+def _table_side(p: _Problems, table: dict, key: str, default: float) -> float:
+    value = _number(p, table, key, "table", default, positive=True)
+    if value is not None and value > MAX_TABLE_MM:
+        p.add(f"table.{key}", f"must be at most {MAX_TABLE_MM:.0f} mm, got {value!r}")
+        return default
+    return default if value is None else value
+
+
 def _integer(p: _Problems, table: dict, key: str, where: str, required: bool = True) -> int | None:
     name = f"{where}.{key}"
     if key not in table:
@@ -241,8 +252,8 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
     table_t = _section(p, data, "table")
     _unknown(p, table_t, {"width_mm", "depth_mm"}, "table")
     table = TableSpec(
-        width_mm=_number(p, table_t, "width_mm", "table", 1200.0, positive=True),
-        depth_mm=_number(p, table_t, "depth_mm", "table", 800.0, positive=True),
+        width_mm=_table_side(p, table_t, "width_mm", 1200.0),
+        depth_mm=_table_side(p, table_t, "depth_mm", 800.0),
     )
 
     dictionary = _choice(p, data, "markers", "dictionary", "DICT_4X4_50", DICTIONARIES, "try DICT_4X4_50")
@@ -332,20 +343,24 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
     return replace(setup, rules=rules) if rules is not None else setup
 
 
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _camera(p: _Problems, cam: dict) -> CameraSpec | None:
     matrix = cam.get("matrix")
     ok = (isinstance(matrix, list) and len(matrix) == 3
           and all(isinstance(r, list) and len(r) == 3 for r in matrix)
-          and all(isinstance(v, (int, float)) and not isinstance(v, bool) for r in matrix for v in r))
+          and all(_finite(v) for r in matrix for v in r))
     if not ok:
-        p.add("camera.matrix", "must be 3 rows of 3 numbers")
+        p.add("camera.matrix", "must be 3 rows of 3 finite numbers")
         return None
     if matrix[0][0] <= 0 or matrix[1][1] <= 0:
         p.add("camera.matrix", "focal lengths (matrix[0][0], matrix[1][1]) must be positive")
     distortion = cam.get("distortion", [0.0, 0.0, 0.0, 0.0, 0.0])
     if (not isinstance(distortion, list) or len(distortion) not in (4, 5, 8, 12, 14)
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in distortion)):
-        p.add("camera.distortion", "must be 4, 5, 8, 12 or 14 numbers (OpenCV order k1 k2 p1 p2 k3 ...)")
+            or not all(_finite(v) for v in distortion)):
+        p.add("camera.distortion", "must be 4, 5, 8, 12 or 14 finite numbers (OpenCV order k1 k2 p1 p2 k3 ...)")
         return None
     return CameraSpec(matrix=tuple(tuple(float(v) for v in r) for r in matrix),
                       distortion=tuple(float(v) for v in distortion))

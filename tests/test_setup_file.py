@@ -74,6 +74,10 @@ def test_defaults_for_missing_optional_keys(write_setup):
     ("[[anchors]]\nid = 4\nx_mm = 0\ny_mm = 0\n[[minis]]\nid = 4\n", "minis[0].id"),
     ("[[players]]\nname = 'red'\n[[minis]]\nid = 4\nplayer = 'green'\n", "minis[0].player"),
     ("[camera]\nmatrix = [[1, 0], [0, 1]]\n", "camera.matrix"),
+    ("[camera]\nmatrix = [[nan, 0, 960], [0, 1000, 540], [0, 0, 1]]\n", "camera.matrix"),  # was a ValueError
+    ("[camera]\nmatrix = [[1000, 0, 960], [0, 1000, 540], [0, 0, 1]]\ndistortion = [inf, 0, 0, 0, 0]\n",
+     "camera.distortion"),
+    ("[table]\nwidth_mm = 1e308\n", "table.width_mm"),  # was a ValueError sizing the views of it
     ("[ruleset]\nname = 'chess'\n", "ruleset.name"),
     ("[[objects]]\nid = 9\nkind = 'tower'\n", "objects[0].kind"),
     ("surprise = 1\n", "surprise"),
