@@ -167,10 +167,12 @@ class TableState:
         try:
             minis = tuple(_mini(m) for m in data.get("minis", []))
             objects = tuple(_mini(m) for m in data.get("objects", []))
-            blocks = tuple(BlockState(footprint_mm=tuple((_finite(p[0], f"block {i}: footprint_mm"),
-                                                          _finite(p[1], f"block {i}: footprint_mm"))
-                                                         for p in b["footprint_mm"]),
-                                      height_mm=_finite(b["height_mm"], f"block {i}: height_mm"),
+            ids = [m.id for m in minis + objects]
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            if twice:
+                raise ValueError(f"marker ids {twice} are given twice (one place each)")
+            blocks = tuple(BlockState(footprint_mm=_footprint(b["footprint_mm"], f"block {i}: footprint_mm"),
+                                      height_mm=_at_least_zero(b["height_mm"], f"block {i}: height_mm"),
                                       color=str(b.get("color", "")),
                                       id=int(b.get("id", i)), confidence=float(b.get("confidence", 1.0)))
                            for i, b in enumerate(data.get("blocks", [])))
@@ -207,12 +209,36 @@ def _finite(value: Any, what: str) -> float:
     return number
 
 
+FAR_MM = 1e6  # a place a kilometre off is no place on a table: a broken file, not a position
+
+
+def _footprint(points: Any, what: str) -> tuple[tuple[float, float], ...]:
+    """A block's outline: three corners or more, each a finite place."""
+    if not isinstance(points, (list, tuple)) or len(points) < 3:
+        raise ValueError(f"{what} must be a list of 3 or more [x, y] corners")
+    return tuple((_place(p[0], what), _place(p[1], what)) for p in points)
+
+
+def _at_least_zero(value: Any, what: str) -> float:
+    number = _finite(value, what)
+    if number < 0:
+        raise ValueError(f"{what} is {value!r}, below the table")
+    return number
+
+
+def _place(value: Any, what: str) -> float:
+    number = _finite(value, what)
+    if abs(number) > FAR_MM:
+        raise ValueError(f"{what} is {number:g} mm, no place on a table")
+    return number
+
+
 def _mini(m: dict[str, Any]) -> MiniState:
     values = {k: v for k, v in m.items() if k in _MINI_FIELDS}
     for key in ("x_mm", "y_mm", "z_mm", "heading_deg"):
         if key not in values:
             raise KeyError(f"mini {m.get('id', '?')} has no {key}")
-        values[key] = _finite(values[key], f"mini {m.get('id', '?')}: {key}")
+        values[key] = (_place if key != "heading_deg" else _finite)(values[key], f"mini {m.get('id', '?')}: {key}")
     values["id"] = int(values["id"])
     if values.get("tilt_deg") is None:
         values["tilt_deg"] = 0.0

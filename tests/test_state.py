@@ -33,6 +33,21 @@ def test_a_block_height_that_is_not_finite_is_refused(tmp_path):
         load_state(_write(tmp_path, [], [block]))
 
 
+@pytest.mark.parametrize("minis, blocks, says", [
+    ([{"id": 4, "x_mm": 1e308, "y_mm": 2, "z_mm": 3, "heading_deg": 0}], [], "mini 4: x_mm is 1e+308 mm, no place"),
+    ([{"id": 4, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 0}] * 2, [], "marker ids [4] are given twice"),
+    ([], [{"footprint_mm": [[0, 0], [10, 0]], "height_mm": 9.6}], "block 0: footprint_mm must be a list of 3"),
+    ([], [{"footprint_mm": "square", "height_mm": 9.6}], "block 0: footprint_mm must be a list of 3"),
+    ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": -5}], "block 0: height_mm is -5, below"),
+])
+def test_a_state_no_table_can_hold_is_refused_naming_what(tmp_path, minis, blocks, says):
+    # Each was taken before: a mini 1e308 mm off reached the rules (and its error printed 309
+    # digits), the second of two minis with one id was dropped without a word, a block of two
+    # corners or under the table went to the rules as a block.
+    with pytest.raises(InputError, match=says.replace("[", r"\[").replace("]", r"\]").replace("+", r"\+")):
+        load_state(_write(tmp_path, minis, blocks))
+
+
 def test_finite_numbers_load(tmp_path):
     state = load_state(_write(tmp_path, [{"id": 4, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 4, "z_sigma_mm": 1.5}]))
     assert state.minis[0].x_mm == 1.0 and state.minis[0].z_sigma_mm == 1.5
