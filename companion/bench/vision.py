@@ -177,10 +177,10 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
             "threads": cv2.getNumThreads(), "minis": scores[0].expected, "methods": [s.summary() for s in scores],
             "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores],
             "paper_clipped_frames": by_paper[True].frames,
-            "blocks_by_paper": {("clipped" if k else "not_clipped"): _colour_summary(v) for k, v in by_paper.items()}}
+            "blocks_by_paper": {("clipped" if k else "not_clipped"): _split_summary(v) for k, v in by_paper.items()}}
 
 
-def _colour_summary(score: BlockScore) -> dict:
+def _split_summary(score: BlockScore) -> dict:
     summary = score.summary()
     return {"frames": score.frames, "blocks": score.expected, "found": summary["found"],
             "height_within_half_brick": summary["height_within_half_brick"], "colour_right": summary["colour_right"]}
