@@ -49,7 +49,8 @@ class CameraModel:
         pts = np.asarray(pixels, dtype=np.float64).reshape(-1, 1, 2)
         if len(pts) == 0:
             return np.zeros((0, 2))
-        out = cv2.undistortPoints(pts, self.matrix, self.distortion, None, np.eye(3),
+        # (No P: normalized coordinates, as an identity P gives them, without one built every call.)
+        out = cv2.undistortPoints(pts, self.matrix, self.distortion, None, None,
                                   criteria=_UNDISTORT_CRITERIA)
         return out.reshape(-1, 2)
 
