@@ -27,6 +27,7 @@ DICTIONARIES = (
 )
 OBJECT_KINDS = ("castle", "obelisk", "garden", "mine", "crystal", "catapult")
 ADULT_HAND_MM, ADULT_FINGER_MM = 178.0, 20.0
+PERSON_HAND_MM, PERSON_FINGER_MM = (50.0, 300.0), (5.0, 40.0)  # beyond these it is a mismeasurement
 CHILD_HAND_MM, CHILD_FINGER_MM = 152.0, 16.0
 
 
@@ -149,7 +150,8 @@ class _Problems:
 
 
 def _number(p: _Problems, table: dict, key: str, where: str, default: float | None = None,
-            positive: bool = False, required: bool = False) -> float | None:
+            positive: bool = False, required: bool = False,
+            between: tuple[float, float] | None = None) -> float | None:
     if key not in table:
         if required:
             p.add(f"{where}.{key}" if where else key, "missing (required)")
@@ -162,7 +164,17 @@ def _number(p: _Problems, table: dict, key: str, where: str, default: float | No
     if positive and value <= 0:
         p.add(name, f"must be positive, got {value!r}")
         return default
+    if between is not None and not between[0] <= value <= between[1]:
+        p.add(name, f"must be {between[0]:g}-{between[1]:g} mm, got {value!r}")
+        return default
     return float(value)
+
+
+# What a table holds, in mm: sizes outside these are a typo or a unit mix-up (a hand of 1e300 mm
+# made every distance 0 hands; a base of 1e300 mm crashed the drawing).
+MARKER_MM = (1.0, 500.0)
+PART_MM = (0.0, 1000.0)  # a base, a mini's height, its marker's height
+
 
 
 MAX_TABLE_MM = 20000.0  # no gaming table is 20 m across (and the views of it are sized by it)
@@ -266,7 +278,7 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
             id=_integer(p, a, "id", where) or 0,
             x_mm=_number(p, a, "x_mm", where, 0.0, required=True),
             y_mm=_number(p, a, "y_mm", where, 0.0, required=True),
-            size_mm=_number(p, a, "size_mm", where, 50.0, positive=True),
+            size_mm=_number(p, a, "size_mm", where, 50.0, positive=True, between=MARKER_MM),
             rotation_deg=_number(p, a, "rotation_deg", where, 90.0),
         ))
 
@@ -284,9 +296,12 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
             p.add(f"{where}.name", "missing (required)")
         players.append(PlayerSpec(
             name=_string(p, pl, "name", where, f"player{i}"),
-            hand_mm=_number(p, pl, "hand_mm", where, ADULT_HAND_MM, positive=True),
-            finger_mm=_number(p, pl, "finger_mm", where, ADULT_FINGER_MM, positive=True),
+            hand_mm=_number(p, pl, "hand_mm", where, ADULT_HAND_MM, positive=True, between=PERSON_HAND_MM),
+            finger_mm=_number(p, pl, "finger_mm", where, ADULT_FINGER_MM, positive=True, between=PERSON_FINGER_MM),
         ))
+        if players[-1].finger_mm >= players[-1].hand_mm:
+            p.add(f"{where}.finger_mm", f"must be shorter than the hand ({players[-1].hand_mm:g} mm), "
+                                        f"got {players[-1].finger_mm:g}")
 
     minis = []
     system_keys = system.mini_keys if system else frozenset()
@@ -297,13 +312,13 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
         minis.append(MiniSpec(
             id=marker_id if marker_id is not None else -1,
             name=_string(p, m, "name", where, f"mini {marker_id}"),
-            marker_mm=_number(p, m, "marker_mm", where, 20.0, positive=True),
+            marker_mm=_number(p, m, "marker_mm", where, 20.0, positive=True, between=MARKER_MM),
             player=_string(p, m, "player", where),
             faction=_string(p, m, "faction", where),
             unit_class=_string(p, m, "class", where),
-            base_mm=_number(p, m, "base_mm", where, 25.0, positive=True),
-            height_mm=_number(p, m, "height_mm", where, 40.0) or 0.0,
-            marker_height_mm=_number(p, m, "marker_height_mm", where, None),
+            base_mm=_number(p, m, "base_mm", where, 25.0, positive=True, between=PART_MM),
+            height_mm=_number(p, m, "height_mm", where, 40.0, between=PART_MM) or 0.0,
+            marker_height_mm=_number(p, m, "marker_height_mm", where, None, between=PART_MM),
             height_given="height_mm" in m or "marker_height_mm" in m,
             extra=tuple((k, v) for k, v in m.items() if k in system_keys),
         ))
@@ -318,9 +333,9 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
         object_id = _integer(p, o, "id", where)
         objects.append(ObjectSpec(
             id=object_id if object_id is not None else -1, kind=kind,
-            radius_mm=_number(p, o, "radius_mm", where, 50.0, positive=True),
+            radius_mm=_number(p, o, "radius_mm", where, 50.0, positive=True, between=(0.0, MAX_TABLE_MM)),
             name=_string(p, o, "name", where, kind),
-            marker_mm=_number(p, o, "marker_mm", where, 30.0, positive=True),
+            marker_mm=_number(p, o, "marker_mm", where, 30.0, positive=True, between=MARKER_MM),
         ))
 
     sections = {}

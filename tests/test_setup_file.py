@@ -78,6 +78,12 @@ def test_defaults_for_missing_optional_keys(write_setup):
     ("[camera]\nmatrix = [[1000, 0, 960], [0, 1000, 540], [0, 0, 1]]\ndistortion = [inf, 0, 0, 0, 0]\n",
      "camera.distortion"),
     ("[table]\nwidth_mm = 1e308\n", "table.width_mm"),  # was a ValueError sizing the views of it
+    ("[[minis]]\nid = 4\nbase_mm = 1e300\n", "minis[0].base_mm"),  # was an OpenCV error drawing it
+    ("[[minis]]\nid = 4\nheight_mm = -5\n", "minis[0].height_mm"),
+    ("[[minis]]\nid = 4\nmarker_mm = 2000\n", "minis[0].marker_mm"),
+    ("[[players]]\nname = 'red'\nhand_mm = 1e300\n", "players[0].hand_mm"),  # was every distance 0 hands
+    ("[[players]]\nname = 'red'\nhand_mm = 150\nfinger_mm = 0.001\n", "players[0].finger_mm"),
+    ("[[objects]]\nid = 9\nkind = 'castle'\nmarker_mm = 1e9\n", "objects[0].marker_mm"),
     ("[ruleset]\nname = 'chess'\n", "ruleset.name"),
     ("[[objects]]\nid = 9\nkind = 'tower'\n", "objects[0].kind"),
     ("surprise = 1\n", "surprise"),

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from companion.errors import InputError
 from companion.rules.geometry import distance
 from companion.rules.table import Unit
-from companion.setup_file import ADULT_FINGER_MM, ADULT_HAND_MM, CHILD_FINGER_MM, CHILD_HAND_MM, PlayerSpec
+from companion.setup_file import (ADULT_FINGER_MM, ADULT_HAND_MM, CHILD_FINGER_MM, CHILD_HAND_MM, PERSON_FINGER_MM,
+                                  PERSON_HAND_MM, PlayerSpec)
 
 HAND_PRESETS_MM = {"adult": (ADULT_HAND_MM, ADULT_FINGER_MM), "child": (CHILD_HAND_MM, CHILD_FINGER_MM)}
-PERSON_HAND_MM, PERSON_FINGER_MM = (50.0, 300.0), (5.0, 40.0)  # beyond these it is a mismeasurement
 
 
 @dataclass(frozen=True)
