@@ -171,21 +171,11 @@ def _number(p: _Problems, table: dict, key: str, where: str, default: float | No
 
 
 # What a table holds, in mm: sizes outside these are a typo or a unit mix-up (a hand of 1e300 mm
-# made every distance 0 hands; a base of 1e300 mm crashed the drawing).
+# made every distance 0 hands; a base of 1e300 mm crashed the drawing; a table 1e308 mm wide, the
+# views sized by it).
+MAX_TABLE_MM = 20000.0
 MARKER_MM = (1.0, 500.0)
 PART_MM = (0.0, 1000.0)  # a base, a mini's height, its marker's height
-
-
-
-MAX_TABLE_MM = 20000.0  # no gaming table is 20 m across (and the views of it are sized by it)
-
-
-def _table_side(p: _Problems, table: dict, key: str, default: float) -> float:
-    value = _number(p, table, key, "table", default, positive=True)
-    if value is not None and value > MAX_TABLE_MM:
-        p.add(f"table.{key}", f"must be at most {MAX_TABLE_MM:.0f} mm, got {value!r}")
-        return default
-    return default if value is None else value
 
 
 def _integer(p: _Problems, table: dict, key: str, where: str, required: bool = True) -> int | None:
@@ -264,8 +254,8 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
     table_t = _section(p, data, "table")
     _unknown(p, table_t, {"width_mm", "depth_mm"}, "table")
     table = TableSpec(
-        width_mm=_table_side(p, table_t, "width_mm", 1200.0),
-        depth_mm=_table_side(p, table_t, "depth_mm", 800.0),
+        width_mm=_number(p, table_t, "width_mm", "table", 1200.0, positive=True, between=(0.0, MAX_TABLE_MM)),
+        depth_mm=_number(p, table_t, "depth_mm", "table", 800.0, positive=True, between=(0.0, MAX_TABLE_MM)),
     )
 
     dictionary = _choice(p, data, "markers", "dictionary", "DICT_4X4_50", DICTIONARIES, "try DICT_4X4_50")
