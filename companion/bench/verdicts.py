@@ -29,6 +29,7 @@ from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.blocks import union_outline
 from companion.vision.brickfit import TableRect
+from companion.vision.exposure import PAPER_CLIPPED_WARNING
 from companion.vision.locator import Locator
 
 FIELDS = ("legal", "in_range", "in_view", "full_cover", "partial_cover", "elevation", "attack_bonus", "defence_bonus")
@@ -191,17 +192,24 @@ def run(scenes: int = 12, seed: int = 0, renderer: str = "raycast", layout: dict
     layout = DEFAULT_LAYOUT if layout is None else layout
     camera = Camera(renderer)
     scores = [VerdictScore("pipeline"), VerdictScore("plain (OpenCV markers, HSV blocks)")]
+    # The pipeline's verdicts again, split by whether the frame clips the anchors' paper (it warns).
+    by_paper = {True: VerdictScore("paper clipped"), False: VerdictScore("paper not clipped")}
     for k in range(scenes):
         scene = bench_scene(renderer, seed * 100003 + k, "standard", **layout)
         image = camera.render(scene)
         setup = scene.setup()
         truth = truth_state(scene)
-        scores[0].add_table(k, scene, setup, Locator(setup).analyse(image).state, truth)
+        seen = Locator(setup).analyse(image).state
+        scores[0].add_table(k, scene, setup, seen, truth)
+        by_paper[PAPER_CLIPPED_WARNING in seen.warnings].add_table(k, scene, setup, seen, truth)
         scores[1].add_table(k, scene, setup, plain_state(image, scene, setup), truth)
         if progress:
             progress(k + 1, scenes)
     return {"renderer": renderer, "scenes": scenes, "seed": seed, **{k.removeprefix("n_"): v for k, v in layout.items()},
-            "methods": [s.summary() for s in scores], "targets": TARGETS}
+            "methods": [s.summary() for s in scores], "targets": TARGETS,
+            "by_paper": {("clipped" if k else "not_clipped"): {f: v.summary()[f] for f in ("tables", "pairs", "all_fields",
+                                                                                             "tables_all_right")}
+                         for k, v in by_paper.items()}}
 
 
 def format_table(result: dict) -> str:
@@ -220,6 +228,15 @@ def format_table(result: dict) -> str:
         lines.append(f"{m['method']}: {m['pairs'] - round((m['all_fields'] or 0) * m['pairs'])} of {m['pairs']} pairs "
                      f"differ; causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
                      + f"; cover wrong on {m['cover_wrong']}, of them called a close call {m['cover_wrong_called_close']}")
+    clipped, fine = result["by_paper"]["clipped"], result["by_paper"]["not_clipped"]
+    if clipped["tables"] and fine["tables"]:
+        lines.append(f"the anchors' paper at the camera's ceiling (the frame warns) on {clipped['tables']} of "
+                     f"{clipped['tables'] + fine['tables']} tables: all fields {clipped['all_fields']} there "
+                     f"({clipped['pairs']} pairs), {fine['all_fields']} elsewhere ({fine['pairs']}); tables right on "
+                     f"every pair {clipped['tables_all_right']} and {fine['tables_all_right']}")
+    else:
+        lines.append(f"the anchors' paper at the camera's ceiling (the frame warns) on "
+                     f"{'all' if clipped['tables'] else 'none'} of the {clipped['tables'] + fine['tables']} tables")
     worst = result["methods"][0]["worst"]
     if worst:
         lines.append("worst disagreements (pipeline):")

@@ -67,6 +67,9 @@ def test_the_command_prints_both_ways_per_field():
     assert [m["method"] for m in data["methods"]] == ["pipeline", "plain (OpenCV markers, HSV blocks)"]
     assert data["walls"] == data["towers"] == data["touching"] == 1
     assert 0.0 <= data["methods"][0]["all_fields"] <= 1.0
+    # split by the clipped paper: the ray-caster's table is all on the side that is not
+    assert data["by_paper"]["clipped"]["tables"] == 0
+    assert data["by_paper"]["not_clipped"]["pairs"] == data["methods"][0]["pairs"]
 
 
 def test_the_command_refuses_no_scenes():
