@@ -38,6 +38,7 @@ from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_M
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour,
                                      srgb_to_linear)
+from companion.vision.exposure import PAPER_RING_MODULES
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, fit_touching
@@ -948,8 +949,8 @@ def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np
     """The anchors' white margin (RGB 0-1) and the table's brightness there: the colour reference."""
     samples, lights = [], []
     for a in setup.anchors:
-        inner = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 6.9 / 6, a.rotation_deg)[:, :2] / COARSE_MM - 0.5
-        outer = square_corners_mm(a.x_mm, a.y_mm, a.size_mm * 7.7 / 6, a.rotation_deg)[:, :2] / COARSE_MM - 0.5
+        inner, outer = (square_corners_mm(a.x_mm, a.y_mm, a.size_mm * modules / 6, a.rotation_deg)[:, :2] / COARSE_MM
+                        - 0.5 for modules in PAPER_RING_MODULES)
         # the ring drawn in its own bounding box (a whole-table mask per anchor cost 1 ms)
         x0, y0 = np.maximum(np.floor(outer.min(axis=0)).astype(int) - 1, 0)
         x1, y1 = np.minimum(np.ceil(outer.max(axis=0)).astype(int) + 2, (coarse.shape[1], coarse.shape[0]))

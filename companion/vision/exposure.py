@@ -18,9 +18,10 @@ from companion.vision.tableview import TableView
 
 CEILING = CLIPPED * 255.0  # an 8-bit value this high is the camera's ceiling, not the paper
 PAPER_CLIPPED_SHARE = 0.5  # of the anchors' margin samples at the ceiling: the paper is clipped
-# The white margin printed around an anchor, in marker sides from its centre (as `blocks.paper_white`
-# reads it): clear of the black border's blur and of the paper's edge.
-_MARGIN_SIDES = (6.9 / 6, 7.7 / 6)
+# The white margin printed around an anchor: the ring between squares this many modules across
+# about its centre (the marker is 6), clear of the black border's blur and of the paper's edge
+# (`blocks.paper_white` takes the colour reference from the same ring).
+PAPER_RING_MODULES = (6.9, 7.7)
 _POINTS_A_SIDE = 8
 PAPER_CLIPPED_WARNING = ("the anchors' white paper reads at the camera's ceiling (overexposed): gray and white "
                          "blocks look alike there, and bright tops read taller; lower the camera's exposure or the light")
@@ -32,8 +33,9 @@ def paper_clipped_share(image: np.ndarray, view: TableView, anchors: tuple[Ancho
     margin is in the frame."""
     points = []
     for anchor in anchors:
-        for sides in _MARGIN_SIDES:
-            corners = square_corners_mm(anchor.x_mm, anchor.y_mm, anchor.size_mm * sides, anchor.rotation_deg)[:, :2]
+        for modules in PAPER_RING_MODULES:
+            corners = square_corners_mm(anchor.x_mm, anchor.y_mm, anchor.size_mm * modules / 6,
+                                        anchor.rotation_deg)[:, :2]
             t = (np.arange(_POINTS_A_SIDE) + 0.5) / _POINTS_A_SIDE
             for a, b in zip(corners, np.roll(corners, -1, axis=0)):
                 points.append(a + t[:, None] * (b - a))
