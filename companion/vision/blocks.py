@@ -16,7 +16,8 @@
    tall or more is asked again among a tower's heights, and against one box fitted to the outline
    alone (a tower's walls are bands of many colours).
 4. A candidate no one box explains may be bricks of different colours that touch: split by
-   chromaticity and fitted together on that colour map (`touching`); or a wall that turns: its
+   chromaticity and fitted together on that colour map (`touching`), unless one tower, each course
+   of its walls any one colour, explains that map better; or a wall that turns: its
    straight arms are fitted as boxes that leave out where the others join them, and arms of one
    colour are one block, their union; or a tower of many colours (one box on its outline).
 """
@@ -41,7 +42,7 @@ from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, l
 from companion.vision.exposure import PAPER_RING_MODULES
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
-from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, fit_touching
+from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, courses_agreement, fit_touching
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
@@ -223,14 +224,22 @@ class BlockFinder:
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
         parts, parts_agreement = _fit_parts(c)
-        if parts and max(b.height_mm for b in parts) >= TALL_FROM_MM:
-            # A "touching brick" as tall as a tower is rather a tower's top, its lower bands of
-            # other colours split off as low neighbours: one box on the outline, where it explains
-            # the outline better than the touching bricks explain their colours.
-            tower = _fit_tower(c, least_agreement=parts_agreement)
-            if tower is not None:
-                return [tower]
         if parts:
+            # Touching bricks of other colours, or a tower's top with the bands of its walls'
+            # other colours split off as low neighbours. The tower fitted to the outline is taken
+            # where its courses (each any one colour) explain the colour map better than the
+            # bricks do, or, when a "touching brick" is as tall as a tower, where it explains the
+            # outline better than the bricks explain their colours.
+            if max(b.height_mm for b in parts) >= TALL_FROM_MM:
+                tower = _fit_tower(c, least_agreement=parts_agreement)
+                if tower is not None:
+                    return [tower]
+            tower = _fit_tower(c)
+            if tower is not None:
+                points, labels = _map_points(c.parts.labels, c.origin)
+                if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
+                                     c.view.camera_height_mm) > parts_agreement:
+                    return [tower]
             return parts
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
         arms = _fit_arms(replace(c, blob=opened & blob))

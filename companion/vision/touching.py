@@ -196,3 +196,24 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
         placed.append(Placed(f, h, total, explained,
                              {float(hh): float(c - curve.min()) for hh, c in zip(heights, curve)}))
     return placed
+
+
+def courses_agreement(points_mm: np.ndarray, labels: np.ndarray, footprint: TableRect, height_mm: float,
+                      foot_mm: np.ndarray, camera_height_mm: float, course_mm: float = PLATE_MM) -> float:
+    """Share of the scored points of a colour map that one tall box (a tower) predicts right when
+    its top and each course of its walls (`course_mm` tall, from the table up) may be any one
+    colour: a tower's walls are bands of bricks and plates of any colours. Each course shows the
+    colour most of its points have; the map's fit of touching bricks is scored alike
+    (`agreement`), so the two read the same points."""
+    scored = labels != UNKNOWN
+    pts, want = points_mm[scored], labels[scored]
+    entry = Rays(pts, foot_mm, camera_height_mm).entry_heights([footprint], np.array([height_mm]))[0]
+    top_course = int(np.ceil(height_mm / course_mm)) + 1
+    course = np.where(entry < 0, -1, np.where(entry >= height_mm - 1e-6, top_course,
+                                              np.floor(entry / course_mm))).astype(np.int64)
+    seen = np.full(len(want), TABLE)
+    for value in np.unique(course[course >= 0]):
+        rows = course == value
+        kinds, counts = np.unique(want[rows], return_counts=True)
+        seen[rows] = kinds[np.argmax(counts)]
+    return float(np.mean(seen == want)) if len(want) else 0.0

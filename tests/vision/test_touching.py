@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from companion.vision.brickfit import TableRect
-from companion.vision.touching import TABLE, UNKNOWN, Rays, agreement, fit_touching
+from companion.vision.touching import TABLE, UNKNOWN, Rays, agreement, courses_agreement, fit_touching
 
 FOOT = np.array([600.0, 400.0])
 CAMERA_MM = 1000.0
@@ -88,3 +88,42 @@ def test_unknown_points_are_left_out_of_the_score():
     assert agreement(points, blurred, [(f, h)], FOOT, CAMERA_MM) == 1.0
     # a box a brick too high is wrong where its top would be
     assert agreement(points, labels, [(f, h + 9.6)], FOOT, CAMERA_MM) < 1.0
+
+
+def _tower_labels(points: np.ndarray, footprint: TableRect, courses: list[tuple[float, int]]) -> np.ndarray:
+    """A tower's colour map by marching: courses (top height, colour label) from the table up on
+    one footprint, the last one's colour on top."""
+    order = [(footprint, h) for h, _ in courses]  # lowest first: the march takes the first box a point is in
+    marched = _marched_labels(points, order)
+    colours = np.array([label for _, label in courses])
+    return np.where(marched == TABLE, TABLE, colours[np.maximum(marched, 0)])
+
+
+def test_a_tower_of_coloured_courses_explains_its_colour_map():
+    tower = _brick((420, 260), 2, 2, 25)
+    courses = [(9.6, 1), (12.8, 2), (32.0, 1), (41.6, 2), (60.8, 0)]
+    points = _grid((420, 260), 50.0)
+    labels = _tower_labels(points, tower, courses)
+    assert len(set(labels.tolist())) == 4  # table, three colours
+    right = courses_agreement(points, labels, tower, 60.8, FOOT, CAMERA_MM)
+    assert right > 0.995
+    # two plates too tall or too low: its top is cast where the map shows table, or its walls' courses misplaced
+    assert courses_agreement(points, labels, tower, 67.2, FOOT, CAMERA_MM) < right - 0.002
+    assert courses_agreement(points, labels, tower, 54.4, FOOT, CAMERA_MM) < right - 0.002
+    # one box whose walls must be its top's colour explains far less of it
+    assert agreement(points, np.where(labels == TABLE, TABLE, 0), [(tower, 60.8)], FOOT, CAMERA_MM) > 0.995
+    assert agreement(points, labels, [(tower, 60.8)], FOOT, CAMERA_MM) < right - 0.01
+
+
+def test_touching_bricks_side_by_side_are_no_tower_of_courses():
+    turn = 35.0
+    across = np.array([-np.sin(np.radians(turn)), np.cos(np.radians(turn))])
+    centre = np.array([250.0, 200.0])
+    truth = [(_brick(centre + d * across, 4, 2, turn), h) for d, h in zip((-8.0, 8.0), (28.8, 9.6))]
+    points = _grid(centre, 50.0)
+    labels = _marched_labels(points, truth)
+    assert agreement(points, labels, truth, FOOT, CAMERA_MM) > 0.995
+    # the tower standing on both (4 x 4 studs) as tall as the taller brick, or taller
+    both = _brick(centre, 4, 4, turn)
+    for height in (28.8, 48.0, 67.2):
+        assert courses_agreement(points, labels, both, height, FOOT, CAMERA_MM) < 0.95
