@@ -691,9 +691,14 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         if iou < MIN_SILHOUETTE_FIT * len(same) / len(parts):
             return []  # the arms do not explain the wall
         longest = max(same, key=lambda p: max(p.footprint.half_mm))
-        heights = sorted(p.fit.height_mm for p in same)
-        blocks.append(FoundBlock(union_outline([p.footprint for p in same]), heights[len(heights) // 2], colour, iou,
-                            min(p.fit.height_confidence for p in same), min(p.colour_confidence for p in same),
+        # One wall, one height: each arm's fit is a measurement of it, their costs (negative log
+        # likelihoods) added.
+        common = set.intersection(*(set(p.fit.height_cost) for p in same))
+        cost = {h: sum(p.fit.height_cost[h] for p in same) for h in common}
+        least = min(cost.values())
+        joint = replace(longest.fit, height_mm=min(cost, key=cost.get), height_cost={h: v - least for h, v in cost.items()})
+        blocks.append(FoundBlock(union_outline([p.footprint for p in same]), joint.height_mm, colour, iou,
+                            joint.height_confidence, min(p.colour_confidence for p in same),
                             None, longest.fit, longest.top_bgr))
     return blocks
 

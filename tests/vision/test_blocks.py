@@ -163,6 +163,21 @@ def test_a_wall_that_turns_is_one_block_with_its_outline(kind, colour):
         assert point_in_polygon(tuple(scene.bricks[0].footprint_mm().mean(axis=0)), [tuple(p) for p in wall.footprint_mm])
 
 
+@pytest.mark.parametrize("seed", [3, 13])
+def test_a_wall_that_turns_has_the_height_its_arms_show_together(seed: int):
+    """Two-brick walls (ray-cast bench tables 3 and 13, an L each) read 25.6 mm: one arm fitted
+    25.6, the other 22.4, and the upper median of two is the taller. One wall has one height:
+    each arm's fit is a measurement of it, and their costs add."""
+    from companion.synth.worlds import Camera, bench_scene
+
+    scene = bench_scene("raycast", seed, n_walls=1, n_towers=1, n_touching=1)
+    (footprints, height, colour, _), = [t for t in scene.truth_blocks() if t.kind == "wall"]
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    near = [b for b in blocks if polygon_iou(footprints, b.footprint_mm) > 0.5]
+    assert len(near) == 1 and near[0].color == colour
+    assert abs(near[0].height_mm - height) <= 4.8
+
+
 def test_a_ring_outline_keeps_its_yard_out_and_arms_take_their_corner():
     ring = [TableRect(np.array(c, float), np.array([1.0, 0.0]), h) for c, h in
             (((0, 40), (40, 8)), ((0, -40), (40, 8)), ((-32, 0), (8, 32)), ((32, 0), (8, 32)))]
