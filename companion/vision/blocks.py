@@ -694,7 +694,7 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         # One wall, one height: each arm's fit is a measurement of it, their costs (negative log
         # likelihoods) added.
         common = set.intersection(*(set(p.fit.height_cost) for p in same))
-        cost = {h: sum(p.fit.height_cost[h] for p in same) for h in common}
+        cost = {h: sum(p.fit.height_cost[h] for p in same) for h in sorted(common)}
         least = min(cost.values())
         joint = replace(longest.fit, height_mm=min(cost, key=cost.get), height_cost={h: v - least for h, v in cost.items()})
         blocks.append(FoundBlock(union_outline([p.footprint for p in same]), joint.height_mm, colour, iou,
