@@ -275,6 +275,12 @@ class _Candidate:
         the tower's tops both ask for it."""
         return colour_parts(self.fine, self.blob, (self.diff > self.level).astype(np.uint8))
 
+    @cached_property
+    def tall_on_outline(self) -> Placed | None:
+        """The tower its outline fits best (`_tall_on_outline`): a touching fit's two comparisons
+        with a tower ask for the same one."""
+        return _tall_on_outline(self)
+
 
 # --- the fits a candidate is tried with ------------------------------------------------------------
 
@@ -392,22 +398,29 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None, least_agreement
                                              view.foot_mm, view.camera_height_mm):
             return None
     else:
-        best: Placed | None = None
-        hull = _hull_outline(c)
-        for start in _tower_tops(c):
-            tall = _placed_tall(c, start, hull & _cast_reach(view, c.origin, c.blob.shape, start))
-            if tall is None or _tower_shift_mm(view, start, tall[0].height_mm) < TOWER_SHIFT_MM:
-                continue  # (near the camera's foot an outline does not tell a tower from a low block)
-            if best is None or tall[0].agreement > best.agreement:
-                best = tall[0]
-        if best is None or best.agreement <= least_agreement:
+        placed = c.tall_on_outline
+        if placed is None or placed.agreement <= least_agreement:
             return None
-        placed = best
     fit = _placed_fit(view, placed)
     # Its top's colour well inside: placed by its outline alone, a tall top may sit a millimetre
     # or two off (the outline's blurred ends), and its edge rows would be wall.
     named = _top_seen(c, fit, inset_mm=TOWER_TOP_INSET_MM)
     return None if named is None else _placed_block(placed, fit, named)
+
+
+def _tall_on_outline(c: _Candidate) -> Placed | None:
+    """`_fit_tower`'s search without `against`: each face that may be a tower's top, the tall box
+    under it that explains its outline best, where the outline can tell its height."""
+    view = c.view
+    best: Placed | None = None
+    hull = _hull_outline(c)
+    for start in _tower_tops(c):
+        tall = _placed_tall(c, start, hull & _cast_reach(view, c.origin, c.blob.shape, start))
+        if tall is None or _tower_shift_mm(view, start, tall[0].height_mm) < TOWER_SHIFT_MM:
+            continue  # (near the camera's foot an outline does not tell a tower from a low block)
+        if best is None or tall[0].agreement > best.agreement:
+            best = tall[0]
+    return best
 
 
 def _placed_tall(c: _Candidate, start: TableRect, outline: np.ndarray
