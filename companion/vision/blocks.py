@@ -68,6 +68,7 @@ SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be it
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
+STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
 SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
@@ -1293,10 +1294,25 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     top_level, low_level = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
     bright = (value >= top_level) & (core > 0)
     lit = _lit_part((blob > 0) & _near_colour(smooth, np.median(smooth[bright], axis=0)), value, top_level, low_level)
-    # Most of the top face or nothing: a ragged piece of it would start the fit astray.
-    if lit is None or lit[1] < 0.3 * np.count_nonzero(blob):
+    if lit is None:
         return None
-    return lit[0]
+    # The studs' shaded sides are holes in the lit face: part of the top all the same (a row of
+    # them down a wall's top cut its arms lengthwise into slivers 2-5 mm wide).
+    top = _small_holes_filled(lit[0], STUD_HOLE_MM2)
+    # Most of the top face or nothing: a ragged piece of it would start the fit astray.
+    if np.count_nonzero(top) < 0.3 * np.count_nonzero(blob):
+        return None
+    return top
+
+
+def _small_holes_filled(mask: np.ndarray, most_mm2: float) -> np.ndarray:
+    """A mask (uint8) with its holes of at most `most_mm2` filled (a castle's yard stays open)."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats((mask == 0).astype(np.uint8), connectivity=4)
+    h, w = mask.shape
+    x, y, width, height, area = stats.T
+    small = ((x > 0) & (y > 0) & (x + width < w) & (y + height < h) & (area * FINE_MM ** 2 <= most_mm2))
+    small[0] = False  # label 0: the mask itself
+    return (mask.astype(bool) | small[labels]).astype(np.uint8)
 
 
 def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> tuple[np.ndarray, int] | None:

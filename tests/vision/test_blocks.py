@@ -15,7 +15,7 @@ from companion.setup_file import setup_to_toml
 from companion.state import BLOCKS_NOT_SEEN, TableState
 from companion.synth.render import Renderer, linear_to_srgb as encode  # a webcam's sRGB curve, clipping at 1
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
-from companion.vision.blocks import BlockFinder, _arms, to_block_states, union_outline
+from companion.vision.blocks import STUD_HOLE_MM2, BlockFinder, _arms, _small_holes_filled, to_block_states, union_outline
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.brickfit import TableRect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
@@ -168,6 +168,40 @@ def test_a_wall_that_turns_has_the_height_its_arms_show_together(seed: int):
     """Two-brick walls (ray-cast bench tables 3 and 13, an L each) read 25.6 mm: one arm fitted
     25.6, the other 22.4, and the upper median of two is the taller. One wall has one height:
     each arm's fit is a measurement of it, and their costs add."""
+    from companion.synth.worlds import Camera, bench_scene
+
+    scene = bench_scene("raycast", seed, n_walls=1, n_towers=1, n_touching=1)
+    (footprints, height, colour, _), = [t for t in scene.truth_blocks() if t.kind == "wall"]
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    near = [b for b in blocks if polygon_iou(footprints, b.footprint_mm) > 0.5]
+    assert len(near) == 1 and near[0].color == colour
+    assert abs(near[0].height_mm - height) <= 4.8
+
+
+def test_a_wall_top_with_a_row_of_stud_shadows_gives_arms_of_its_whole_width():
+    """The lit top of a wall of 1-wide bricks has its studs' shaded sides as holes down its
+    middle: its arms were cut lengthwise into slivers 2-5 mm wide, which no box fit explained
+    (a green U, path traced; a black one, ray-cast). Stud-sized holes are the top; a yard is not."""
+    top = np.zeros((120, 160), np.uint8)
+    top[20:36, 10:138] = 1  # 64 x 8 mm
+    top[20:116, 122:138] = 1  # 8 x 48 mm
+    for x in range(16, 130, 16):
+        cv2.circle(top, (x, 28), 4, 0, -1)  # stud shades, ~12 mm2 each
+    for y in range(42, 112, 16):
+        cv2.circle(top, (130, y), 4, 0, -1)
+    filled = _small_holes_filled(top, STUD_HOLE_MM2)
+    arms = sorted(_arms(filled, (0.0, 0.0)), key=lambda r: -max(r.half_mm))
+    assert len(arms) == 2 and all(min(a.half_mm) * 2 == pytest.approx(8.0, abs=0.6) for a in arms)
+    yard = np.ones((80, 80), np.uint8)
+    yard[16:64, 16:64] = 0  # 24 x 24 mm inside a ring
+    yard[0:6, 30:40] = 0  # a notch in its edge is no hole either
+    assert (_small_holes_filled(yard, STUD_HOLE_MM2) == yard).all()
+
+
+@pytest.mark.parametrize("seed", [100005])
+def test_a_wall_whose_top_shows_its_studs_is_found(seed: int):
+    """Ray-cast bench table 2 of `--seed 1`: a black wall of 9.6 mm was missed, its top's arms
+    cut into slivers by its studs' shades."""
     from companion.synth.worlds import Camera, bench_scene
 
     scene = bench_scene("raycast", seed, n_walls=1, n_towers=1, n_touching=1)
