@@ -163,11 +163,12 @@ def test_a_wall_that_turns_is_one_block_with_its_outline(kind, colour):
         assert point_in_polygon(tuple(scene.bricks[0].footprint_mm().mean(axis=0)), [tuple(p) for p in wall.footprint_mm])
 
 
-@pytest.mark.parametrize("seed", [3, 13])
-def test_a_wall_that_turns_has_the_height_its_arms_show_together(seed: int):
+@pytest.mark.parametrize("seed", [3, 13, 100005])
+def test_a_wall_that_turns_is_found_with_the_height_its_arms_show_together(seed: int):
     """Two-brick walls (ray-cast bench tables 3 and 13, an L each) read 25.6 mm: one arm fitted
     25.6, the other 22.4, and the upper median of two is the taller. One wall has one height:
-    each arm's fit is a measurement of it, and their costs add."""
+    each arm's fit is a measurement of it, and their costs add. Table 2 of `--seed 1` (100005): a
+    black wall of 9.6 mm was missed, its top's arms cut lengthwise by its studs' shades."""
     from companion.synth.worlds import Camera, bench_scene
 
     scene = bench_scene("raycast", seed, n_walls=1, n_towers=1, n_touching=1)
@@ -196,20 +197,6 @@ def test_a_wall_top_with_a_row_of_stud_shadows_gives_arms_of_its_whole_width():
     yard[16:64, 16:64] = 0  # 24 x 24 mm inside a ring
     yard[0:6, 30:40] = 0  # a notch in its edge is no hole either
     assert (_small_holes_filled(yard, STUD_HOLE_MM2) == yard).all()
-
-
-@pytest.mark.parametrize("seed", [100005])
-def test_a_wall_whose_top_shows_its_studs_is_found(seed: int):
-    """Ray-cast bench table 2 of `--seed 1`: a black wall of 9.6 mm was missed, its top's arms
-    cut into slivers by its studs' shades."""
-    from companion.synth.worlds import Camera, bench_scene
-
-    scene = bench_scene("raycast", seed, n_walls=1, n_towers=1, n_touching=1)
-    (footprints, height, colour, _), = [t for t in scene.truth_blocks() if t.kind == "wall"]
-    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
-    near = [b for b in blocks if polygon_iou(footprints, b.footprint_mm) > 0.5]
-    assert len(near) == 1 and near[0].color == colour
-    assert abs(near[0].height_mm - height) <= 4.8
 
 
 def test_a_ring_outline_keeps_its_yard_out_and_arms_take_their_corner():
