@@ -165,9 +165,10 @@ def _worst_wall_ms(costs: list[tuple[float, float]]) -> float:
 
 
 def _against_plain(tracker_ms: list[tuple[float, float]], images: list[np.ndarray], dictionary_name: str) -> dict:
-    """The tracker's mean processor time on these frames ((processor, wall) ms each) next to full-frame `detectMarkers`'
-    (default parameters, the frame as the camera gives it) timed on the same frames afterwards:
-    what a sequence's row adds to its own figures (rough: the tracker's frames were timed between renders)."""
+    """The tracker's mean processor time on these frames (`tracker_ms`: (processor, wall) ms each)
+    next to full-frame `detectMarkers`' (default parameters, the frame as the camera gives it)
+    timed on the same frames afterwards: what a sequence's row adds to its own figures (rough: the
+    tracker's frames were timed between renders)."""
     detector = cv2.aruco.ArucoDetector(dictionary(dictionary_name), cv2.aruco.DetectorParameters())
     t_mean = float(np.mean([cpu for cpu, _ in tracker_ms]))
     p_mean = float(np.mean([cpu for cpu, _ in _detect_ms(detector, images)]))

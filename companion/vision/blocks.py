@@ -1296,8 +1296,9 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     lit = _lit_part((blob > 0) & _near_colour(smooth, np.median(smooth[bright], axis=0)), value, top_level, low_level)
     if lit is None:
         return None
-    # The studs' shaded sides are holes in the lit face: part of the top all the same (a row of
-    # them down a wall's top cut its arms lengthwise into slivers 2-5 mm wide).
+    # The studs' shaded sides are holes in the lit face (on a black top, whose lit level is a few
+    # levels above its walls', so is the noise): part of the top all the same (a row of them down
+    # a wall's top cut its arms lengthwise into slivers 2-5 mm wide).
     top = _small_holes_filled(lit[0], STUD_HOLE_MM2)
     # Most of the top face or nothing: a ragged piece of it would start the fit astray.
     if np.count_nonzero(top) < 0.3 * np.count_nonzero(blob):

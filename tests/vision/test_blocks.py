@@ -168,7 +168,8 @@ def test_a_wall_that_turns_is_found_with_the_height_its_arms_show_together(seed:
     """Two-brick walls (ray-cast bench tables 3 and 13, an L each) read 25.6 mm: one arm fitted
     25.6, the other 22.4, and the upper median of two is the taller. One wall has one height:
     each arm's fit is a measurement of it, and their costs add. Table 2 of `--seed 1` (100005): a
-    black wall of 9.6 mm was missed, its top's arms cut lengthwise by its studs' shades."""
+    black wall of 9.6 mm was missed, its lit top (5 levels above its walls) riddled by the
+    sensor's noise and its arms cut lengthwise by the holes."""
     from companion.synth.worlds import Camera, bench_scene
 
     scene = bench_scene("raycast", seed, n_walls=1, n_towers=1, n_touching=1)
@@ -181,8 +182,9 @@ def test_a_wall_that_turns_is_found_with_the_height_its_arms_show_together(seed:
 
 def test_a_wall_top_with_a_row_of_stud_shadows_gives_arms_of_its_whole_width():
     """The lit top of a wall of 1-wide bricks has its studs' shaded sides as holes down its
-    middle: its arms were cut lengthwise into slivers 2-5 mm wide, which no box fit explained
-    (a green U, path traced; a black one, ray-cast). Stud-sized holes are the top; a yard is not."""
+    middle (a black top's, the noise's): its arms were cut lengthwise into slivers 2-5 mm wide,
+    which no box fit explained (a green U, path traced; a black one, ray-cast). Stud-sized holes
+    are the top; a yard is not."""
     top = np.zeros((120, 160), np.uint8)
     top[20:36, 10:138] = 1  # 64 x 8 mm
     top[20:116, 122:138] = 1  # 8 x 48 mm
