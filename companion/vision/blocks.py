@@ -231,12 +231,11 @@ class BlockFinder:
             # where its courses (each any one colour) explain the colour map better than the
             # bricks do, or, when a "touching brick" is as tall as a tower, where it explains the
             # outline better than the bricks explain their colours.
-            if max(b.height_mm for b in parts) >= TALL_FROM_MM:
-                tower = _fit_tower(c, least_agreement=parts_agreement)
-                if tower is not None:
-                    return [tower]
             tower = _fit_tower(c)
             if tower is not None:
+                assert c.tall_on_outline is not None  # (the tower was placed by it)
+                if max(b.height_mm for b in parts) >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement:
+                    return [tower]
                 points, labels = _map_points(c.parts.labels, c.origin)
                 if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
                                      c.view.camera_height_mm) > parts_agreement:
@@ -371,7 +370,7 @@ def _same_place(a: TableRect, b: TableRect) -> bool:
     return union > 0 and inter / union >= SAME_PLACE_IOU
 
 
-def _fit_tower(c: _Candidate, against: FoundBlock | None = None, least_agreement: float = 0.0) -> FoundBlock | None:
+def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
     """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
     part): a tower's walls show a band per brick, in as many colours, which no profile of one
     wall colour explains; its top is its own colour, at the outline's far end. With `against`
@@ -384,8 +383,8 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None, least_agreement
     top, where the far end should be. So each face that may be it is tried (the brightest, the
     far end's, each colour's), the outline kept to what a box under that top can cast
     (`_cast_reach`: the shadow beyond is table), and the box that explains its outline best is
-    taken where the outline can tell its height (`_tower_shift_mm`), if it predicts more of the
-    outline's map than `least_agreement`."""
+    taken where the outline can tell its height (`_tower_shift_mm`) and predicts some of the
+    outline's map (`c.tall_on_outline`)."""
     view = c.view
     if against is not None:
         top = _top_face(c.fine, c.blob)
@@ -400,7 +399,7 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None, least_agreement
             return None
     else:
         placed = c.tall_on_outline
-        if placed is None or placed.agreement <= least_agreement:
+        if placed is None or placed.agreement <= 0.0:
             return None
     fit = _placed_fit(view, placed)
     # Its top's colour well inside: placed by its outline alone, a tall top may sit a millimetre
