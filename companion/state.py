@@ -165,23 +165,25 @@ class TableState:
     @classmethod
     def from_json(cls, data: dict[str, Any], source: str = "<state>") -> "TableState":
         try:
-            minis = tuple(_mini(m) for m in data.get("minis", []))
-            objects = tuple(_mini(m) for m in data.get("objects", []))
+            minis = tuple(_mini(m) for m in _records(data, "minis"))
+            objects = tuple(_mini(m) for m in _records(data, "objects"))
             ids = [m.id for m in minis + objects]
             twice = sorted({i for i in ids if ids.count(i) > 1})
             if twice:
                 raise ValueError(f"marker ids {twice} are given twice (one place each)")
-            blocks = tuple(BlockState(footprint_mm=_footprint(b["footprint_mm"], f"block {i}: footprint_mm"),
-                                      height_mm=_at_least_zero(b["height_mm"], f"block {i}: height_mm"),
-                                      color=str(b.get("color", "")),
-                                      id=int(b.get("id", i)), confidence=float(b.get("confidence", 1.0)))
-                           for i, b in enumerate(data.get("blocks", [])))
+            blocks = tuple(_block(b, i) for i, b in enumerate(_records(data, "blocks")))
+            registration = data.get("registration", {})
+            if not isinstance(registration, dict):
+                raise ValueError("registration must be an object")
+            warnings = data.get("warnings", [])
+            if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+                raise ValueError("warnings must be a list of texts")
             return cls(registered=bool(data.get("registered", True)), minis=minis, blocks=blocks,
                        reason=str(data.get("reason", "")), frame=int(data.get("frame", 0)),
                        timestamp=float(data.get("timestamp", 0.0)), objects=objects,
-                       registration=RegistrationState.from_json(data.get("registration", {})),
-                       warnings=tuple(w for w in data.get("warnings", ()) if w != BLOCKS_NOT_SEEN),
-                       blocks_seen=bool(data.get("blocks_seen", BLOCKS_NOT_SEEN not in data.get("warnings", ()))))
+                       registration=RegistrationState.from_json(registration),
+                       warnings=tuple(w for w in warnings if w != BLOCKS_NOT_SEEN),
+                       blocks_seen=bool(data.get("blocks_seen", BLOCKS_NOT_SEEN not in warnings)))
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise InputError(f"{source}: not a table state ({type(exc).__name__}: {exc})") from None
 
@@ -203,7 +205,12 @@ def _clean(value: Any) -> Any:
 
 def _finite(value: Any, what: str) -> float:
     """A number every answer can stand on: NaN or infinity would be measured as 0 fingers."""
-    number = float(value)
+    if isinstance(value, bool):
+        raise ValueError(f"{what} is {value!r}, not a number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} is {value!r}, not a number") from None
     if not math.isfinite(number):
         raise ValueError(f"{what} is {value!r}, not a finite number")
     return number
@@ -212,11 +219,47 @@ def _finite(value: Any, what: str) -> float:
 FAR_MM = 1e6  # a place a kilometre off is no place on a table: a broken file, not a position
 
 
+def _records(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """A state's list of minis, objects or blocks: each one a JSON object."""
+    records = data.get(key, [])
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError(f"{key} must be a list of objects")
+    return records
+
+
+def _marker_id(value: Any, what: str) -> int:
+    """A marker's id: a whole number (true/false or 5.5 is a broken file, not marker 1 or 5)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ValueError(f"{what} is {value!r}, not a marker id")
+    return int(value)
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is {value!r}, not a text")
+    return value
+
+
+def _block(b: dict[str, Any], index: int) -> BlockState:
+    what = f"block {index}"
+    return BlockState(footprint_mm=_footprint(b["footprint_mm"], f"{what}: footprint_mm"),
+                      height_mm=_at_least_zero(b["height_mm"], f"{what}: height_mm"),
+                      color=_text(b.get("color", ""), f"{what}: color"),
+                      id=_marker_id(b.get("id", index), f"{what}: id"),
+                      confidence=_finite(b.get("confidence", 1.0), f"{what}: confidence"))
+
+
 def _footprint(points: Any, what: str) -> tuple[tuple[float, float], ...]:
-    """A block's outline: three corners or more, each a finite place."""
-    if not isinstance(points, (list, tuple)) or len(points) < 3:
+    """A block's outline: three corners or more, each a finite place, enclosing some table."""
+    if not isinstance(points, (list, tuple)) or len(points) < 3 \
+            or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in points):
         raise ValueError(f"{what} must be a list of 3 or more [x, y] corners")
-    return tuple((_place(p[0], what), _place(p[1], what)) for p in points)
+    corners = tuple((_place(p[0], what), _place(p[1], what)) for p in points)
+    # (the shoelace formula: a footprint of no area stands nowhere, and would cover no line)
+    twice_area = sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(corners, corners[1:] + corners[:1]))
+    if abs(twice_area) < 1e-6:
+        raise ValueError(f"{what} encloses no area")
+    return corners
 
 
 def _at_least_zero(value: Any, what: str) -> float:
@@ -239,7 +282,10 @@ def _mini(m: dict[str, Any]) -> MiniState:
         if key not in values:
             raise KeyError(f"mini {m.get('id', '?')} has no {key}")
         values[key] = (_place if key != "heading_deg" else _finite)(values[key], f"mini {m.get('id', '?')}: {key}")
-    values["id"] = int(values["id"])
+    values["id"] = _marker_id(values["id"], "mini id")
+    for key in ("name", "player", "status", "height_source"):
+        if key in values:
+            values[key] = _text(values[key], f"mini {values['id']}: {key}")
     if values.get("tilt_deg") is None:
         values["tilt_deg"] = 0.0
     if "held_place" in values:

@@ -39,11 +39,21 @@ def test_a_block_height_that_is_not_finite_is_refused(tmp_path):
     ([], [{"footprint_mm": [[0, 0], [10, 0]], "height_mm": 9.6}], "block 0: footprint_mm must be a list of 3"),
     ([], [{"footprint_mm": "square", "height_mm": 9.6}], "block 0: footprint_mm must be a list of 3"),
     ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": -5}], "block 0: height_mm is -5, below"),
+    ([], [{"footprint_mm": [[5, 5], [5, 5], [5, 5]], "height_mm": 9.6}], "block 0: footprint_mm encloses no area"),
+    ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": 9.6, "color": 5}], "block 0: color is 5, not a text"),
+    ({"4": {"x_mm": 1}}, [], "minis must be a list of objects"),
+    ([4], [], "minis must be a list of objects"),
+    ([{"id": True, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 0}], [], "mini id is True, not a marker id"),
+    ([{"id": 4.5, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 0}], [], "mini id is 4.5, not a marker id"),
+    ([{"id": 4, "x_mm": "abc", "y_mm": 2, "z_mm": 3, "heading_deg": 0}], [], "mini 4: x_mm is 'abc', not a number"),
+    ([{"id": 4, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 0, "player": 3}], [], "mini 4: player is 3, not a text"),
 ])
 def test_a_state_no_table_can_hold_is_refused_naming_what(tmp_path, minis, blocks, says):
     # Each was taken before: a mini 1e308 mm off reached the rules (and its error printed 309
     # digits), the second of two minis with one id was dropped without a word, a block of two
-    # corners or under the table went to the rules as a block.
+    # corners, of no area or under the table went to the rules as a block, a number for a colour
+    # or a player went on as one, `true` for an id was marker 1, and minis given as an object
+    # ended in a traceback.
     with pytest.raises(InputError, match=says.replace("[", r"\[").replace("]", r"\]").replace("+", r"\+")):
         load_state(_write(tmp_path, minis, blocks))
 
