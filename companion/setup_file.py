@@ -25,6 +25,10 @@ DICTIONARIES = (
     "DICT_ARUCO_ORIGINAL", "DICT_APRILTAG_16h5", "DICT_APRILTAG_25h9",
     "DICT_APRILTAG_36h10", "DICT_APRILTAG_36h11",
 )
+# How many markers each dictionary holds (ids 0 .. n-1): a roster id past it can never be seen.
+DICTIONARY_SIZES = {name: int(name.rsplit("_", 1)[1]) for name in DICTIONARIES if name.startswith("DICT_") and "X" in name}
+DICTIONARY_SIZES.update({"DICT_ARUCO_ORIGINAL": 1024, "DICT_APRILTAG_16h5": 30, "DICT_APRILTAG_25h9": 35,
+                         "DICT_APRILTAG_36h10": 2320, "DICT_APRILTAG_36h11": 587})
 OBJECT_KINDS = ("castle", "obelisk", "garden", "mine", "crystal", "catapult")
 ADULT_HAND_MM, ADULT_FINGER_MM = 178.0, 20.0
 PERSON_HAND_MM, PERSON_FINGER_MM = (50.0, 300.0), (5.0, 40.0)  # beyond these it is a mismeasurement
@@ -266,8 +270,8 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
         _unknown(p, a, {"id", "x_mm", "y_mm", "size_mm", "rotation_deg"}, where)
         anchors.append(AnchorSpec(
             id=_integer(p, a, "id", where) or 0,
-            x_mm=_number(p, a, "x_mm", where, 0.0, required=True),
-            y_mm=_number(p, a, "y_mm", where, 0.0, required=True),
+            x_mm=_number(p, a, "x_mm", where, 0.0, required=True, between=(-MAX_TABLE_MM, MAX_TABLE_MM)),
+            y_mm=_number(p, a, "y_mm", where, 0.0, required=True, between=(-MAX_TABLE_MM, MAX_TABLE_MM)),
             size_mm=_number(p, a, "size_mm", where, 50.0, positive=True, between=MARKER_MM),
             rotation_deg=_number(p, a, "rotation_deg", where, 90.0),
         ))
@@ -339,7 +343,7 @@ def parse_setup(data: dict[str, Any], path: str, need_anchors: bool = False) -> 
         p.add("", "the file is empty: a setup needs at least [table] and one [[anchors]]")
     elif not anchors and need_anchors:
         p.add("anchors", "none given: at least one [[anchors]] (id, x_mm, y_mm) is needed to register the table")
-    _cross_checks(p, anchors, players, minis, objects)
+    _cross_checks(p, anchors, players, minis, objects, dictionary)
     setup = Setup(path=path, table=table, dictionary=dictionary, anchors=tuple(anchors),
                   camera=camera, ruleset=ruleset, players=tuple(players), minis=tuple(minis),
                   objects=tuple(objects), sections=sections)
@@ -372,12 +376,15 @@ def _camera(p: _Problems, cam: dict) -> CameraSpec | None:
 
 
 def _cross_checks(p: _Problems, anchors: list[AnchorSpec], players: list[PlayerSpec],
-                  minis: list[MiniSpec], objects: list[ObjectSpec]) -> None:
+                  minis: list[MiniSpec], objects: list[ObjectSpec], dictionary: str) -> None:
     seen: dict[int, str] = {}
+    size = DICTIONARY_SIZES.get(dictionary)
     for kind, items in (("anchors", anchors), ("minis", minis), ("objects", objects)):
         for i, item in enumerate(items):
             if item.id < 0:
                 continue
+            if size is not None and item.id >= size:
+                p.add(f"{kind}[{i}].id", f"marker id {item.id} is not in {dictionary} (ids 0-{size - 1})")
             if item.id in seen:
                 p.add(f"{kind}[{i}].id", f"marker id {item.id} is already used by {seen[item.id]}")
             else:

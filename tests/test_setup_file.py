@@ -87,6 +87,9 @@ def test_defaults_for_missing_optional_keys(write_setup):
     ("[ruleset]\nname = 'chess'\n", "ruleset.name"),
     ("[[objects]]\nid = 9\nkind = 'tower'\n", "objects[0].kind"),
     ("surprise = 1\n", "surprise"),
+    ("[[minis]]\nid = 4000\n", "minis[0].id"),  # DICT_4X4_50 has 0-49: a mini never seen
+    ("[markers]\ndictionary = 'DICT_APRILTAG_16h5'\n[[anchors]]\nid = 30\nx_mm = 0\ny_mm = 0\n", "anchors[0].id"),
+    ("[[anchors]]\nid = 0\nx_mm = 99999\ny_mm = 0\n", "anchors[0].x_mm"),  # 100 m off the table
 ])
 def test_every_bad_value_names_file_and_key(write_setup, text, key):
     path = write_setup(text)
