@@ -17,8 +17,17 @@ BEFORE_SYSTEMS = ("table",)
 AFTER_SYSTEMS = ("printing", "calibrate", "synth", "bench", "serve")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, its usage errors on one line (as every other bad input): which command, which
+    argument, what was wrong; the usage is a --help away. Subcommands' parsers are of this class
+    too (`add_subparsers` makes its parsers the type of the parser it hangs on)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="companion", description=" ".join(__doc__.split()))  # whole sentences
+    parser = _Parser(prog="companion", description=" ".join(__doc__.split()))  # whole sentences
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in (*BEFORE_SYSTEMS, *systems(), *AFTER_SYSTEMS):
         import_module(f"companion.commands.{group}").add_group(sub)

@@ -75,6 +75,20 @@ def test_bad_input_is_one_line_and_an_exit_code(scene_files, tmp_path, setup_tex
     assert len(lines) == 1 and words in lines[0] and "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize("argv, words", [
+    (["contienda", "odds", "--mod", "nan"], "companion contienda odds: argument --mod: invalid int value: 'nan'"),
+    (["knight", "moves", "--setup", "s.toml", "--state", "st.json", "--unit", "6"], "required: --ap"),
+    (["measure", "--setup", "s.toml"], "companion measure: the following arguments are required"),
+    (["nosuch"], "invalid choice: 'nosuch'"),
+])
+def test_a_command_line_argparse_refuses_is_one_line_too(capsys, argv, words):
+    # argparse printed its usage first: three or four lines before the one that says what is wrong.
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and len(err.strip().splitlines()) == 1 and words in err and "--help" in err
+
+
 @pytest.mark.parametrize("draw, words", [("drawn.txt", "not an image file name"),
                                          ("no/such/folder/drawn.png", "does not exist")])
 def test_a_bad_draw_target_is_one_line_and_creates_nothing(scene_files, tmp_path, draw, words):
