@@ -19,7 +19,6 @@ import math
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from functools import lru_cache
-from itertools import product
 
 from companion.errors import InputError
 from companion.rules.geometry import Point, circle_polygon, distance, point_in_polygon
@@ -47,16 +46,27 @@ def _die(result: int, sv: int) -> tuple[int, bool] | None:
     return result, result == sv
 
 
+def _top(sv: int) -> int:
+    """The value a critical die shows: the SV itself, or 20 past it (a die is critical exactly when
+    it shows its side's top value, so a side's best value says whether it rolled a critical)."""
+    return min(sv, 20)
+
+
 @lru_cache(maxsize=4096)
-def _side(sv: int, burst: int) -> dict[tuple[int, bool, tuple[int, ...]], Fraction]:
-    """Distribution of (best value, any critical, sorted successful values) for `burst` d20 at `sv`."""
-    out: dict[tuple[int, bool, tuple[int, ...]], Fraction] = {}
-    unit = Fraction(1, 20 ** burst)
-    for dice in product(range(1, 21), repeat=burst):
-        hits = [d for d in (_die(r, sv) for r in dice) if d is not None]
-        key = (max((v for v, _ in hits), default=0), any(c for _, c in hits), tuple(sorted(v for v, _ in hits)))
-        out[key] = out.get(key, 0) + unit
-    return out
+def _tallies(sv: int, burst: int, above: int) -> dict[tuple[int, int], int]:
+    """Of the 20**burst rolls of `burst` d20 at `sv`: how many give each (best successful value, 0
+    for none; successes whose value is above `above`). Die by die (21 x 7 tallies), not roll by
+    roll: 6 dice are 64 million rolls."""
+    faces = [_die(result, sv) for result in range(1, 21)]
+    tallies = {(0, 0): 1}
+    for _ in range(burst):
+        after: dict[tuple[int, int], int] = {}
+        for (best, count), n in tallies.items():
+            for face in faces:
+                key = (best, count) if face is None else (max(best, face[0]), count + (face[0] > above))
+                after[key] = after.get(key, 0) + n
+        tallies = after
+    return tallies
 
 
 @dataclass(frozen=True)
@@ -77,23 +87,31 @@ def face_to_face(sv_a: int, burst_a: int, sv_b: int, burst_b: int) -> FaceToFace
     """Exact Face to Face odds; sv_b <= 0 (or burst_b 0) is a Normal roll for a (nobody opposes)."""
     if burst_a < 1 or burst_a > 6 or burst_b < 0 or burst_b > 6:
         raise InputError("burst: 1 to 6 dice for the attacker, 0 to 6 for the defender")
-    side_a = _side(sv_a, burst_a)
-    side_b = _side(sv_b, burst_b) if burst_b else {(0, False, ()): Fraction(1)}
-    a_win = b_win = none = a_crit = b_crit = hits = Fraction(0)
-    for (best_a, crit_a, vals_a), pa in side_a.items():
-        for (best_b, crit_b, vals_b), pb in side_b.items():
-            p = pa * pb
-            if crit_a and crit_b:
-                none += p
-            elif crit_a or (not crit_b and best_a > best_b):
-                a_win += p
-                a_crit += p if crit_a else 0
-                hits += p * (len(vals_a) if crit_a else sum(1 for v in vals_a if v > best_b))
-            elif crit_b or best_b > best_a:
-                b_win += p
-                b_crit += p if crit_b else 0
-            else:
-                none += p  # equal best results (or no success at all) cancel
+    top_a, top_b = _top(sv_a), _top(sv_b)
+    rolls_b: dict[int, int] = {}  # b's best value: how many of b's rolls give it
+    for (best, _), n in (_tallies(sv_b, burst_b, 0) if burst_b else {(0, 0): 1}).items():
+        rolls_b[best] = rolls_b.get(best, 0) + n
+    a_win = b_win = none = a_crit = b_crit = hits = 0  # counted in rolls of both sides
+    for best_b, n_b in rolls_b.items():
+        crit_b = 0 < best_b == top_b
+        for crit_a, tallies in ((True, _tallies(sv_a, burst_a, 0)), (False, _tallies(sv_a, burst_a, best_b))):
+            for (best_a, standing), n_a in tallies.items():
+                if (0 < best_a == top_a) != crit_a:
+                    continue  # a critical roll's hits are all its successes; another's, those above b's best
+                n = n_a * n_b
+                if crit_a and crit_b:
+                    none += n
+                elif crit_a or (not crit_b and best_a > best_b):
+                    a_win += n
+                    a_crit += n if crit_a else 0
+                    hits += n * standing
+                elif crit_b or best_b > best_a:
+                    b_win += n
+                    b_crit += n if crit_b else 0
+                else:
+                    none += n  # equal best results (or no success at all) cancel
+    rolls = 20 ** burst_a * (20 ** burst_b if burst_b else 1)
+    a_win, b_win, none, a_crit, b_crit, hits = (Fraction(v, rolls) for v in (a_win, b_win, none, a_crit, b_crit, hits))
     return FaceToFace(a_win, b_win, none, a_crit, b_crit, hits)
 
 
