@@ -155,5 +155,10 @@ def test_path_cost_command(files):
     # unit 4 at (100, 100): to (100, 400) is 300 mm = 2 hands (no finger of grace needed)
     data = json.loads(run("knight", "moves", *files, "--unit", "4", "--ap", "3", "--path", "100,400", "--json").stdout)
     assert (data["walk_ap"], data["ap"], data["affordable"]) == (2, 2, True)
-    bad = run("knight", "moves", *files, "--unit", "4", "--ap", "3", "--path", "100;400")
-    assert bad.returncode == 3 and "--path" in bad.stderr
+    # One line naming --path for each (a lone number and a NaN ended in tracebacks, 1e308 was
+    # priced as a walk of 5e305 AP)
+    for point, says in (("100;400", "not a point"), ("100", "not a point"), ("nan,400", "not a point"),
+                        ("1e308,400", "off the table"), ("100,-5", "off the table")):
+        bad = run("knight", "moves", *files, "--unit", "4", "--ap", "3", "--path", "100,300", point)
+        assert bad.returncode == 3 and bad.stdout == "" and "Traceback" not in bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1 and f"--path: '{point}' is {says}" in bad.stderr
