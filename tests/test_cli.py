@@ -189,6 +189,11 @@ def test_serve_refuses_a_missing_camera_file_in_one_line(tmp_path, scene_files):
     bad_video.write_text("not a video")
     out = run("serve", "--camera", str(bad_video), "--setup", str(folder / "setup.toml"), "--no-browser")
     assert out.returncode == 4 and out.stderr.count("\n") == 1 and "notes.txt" in out.stderr
+    # A device index that is not there (a typo) is said at once, in one line (it was retried
+    # forever, two lines of OpenCV's warnings each time); so is `doctor`'s (it had those lines first).
+    for command in ("serve", "doctor"):
+        out = run(command, "--camera", "97", "--setup", str(folder / "setup.toml"), *(["--no-browser"] if command == "serve" else []))
+        assert out.returncode == 4 and out.stderr.count("\n") == 1 and "camera 97: cannot open" in out.stderr
 
 
 def test_synth_writes_frames_setups_and_truth(tmp_path):
@@ -203,3 +208,11 @@ def test_synth_writes_frames_setups_and_truth(tmp_path):
     located = json.loads(run("locate", str(tmp_path / "scene_000.png"), "--setup", str(tmp_path / "scene_000.toml"),
                              "--json").stdout)
     assert {m["id"] for m in located["minis"]} == {m["id"] for m in truth["minis"]}
+
+
+@pytest.mark.parametrize("argv, says", [(["--scenes", "0"], "--scenes: must be at least 1"),
+                                        (["--hands", "-2"], "--hands: must be 0 or more")])
+def test_synth_refuses_nothing_to_render_and_writes_nothing(tmp_path, capsys, argv, says):
+    # --scenes 0 or -3 "wrote 0 scenes" and exited 0
+    assert main(["synth", "--out", str(tmp_path / "out"), *argv]) == 3
+    assert capsys.readouterr().err.strip() == f"error: {says}" and not (tmp_path / "out").exists()

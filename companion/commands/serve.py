@@ -58,8 +58,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return LoopingSource(lambda: open_source(spec))
         return source
 
-    if not live:
-        open_camera().close()  # a file that is not a readable video or image: say so now, not in a retry loop
+    if not live or spec.isdigit():
+        # A file that is not a readable video or image, or a device that is not there (a typo of
+        # its index): say so now, not in a retry loop. A stream URL may come up later: retried.
+        open_camera().close()
     game = Path(args.setup).stem
     return serve(setup, open_camera, f"camera {spec}", _serve_options(args, game, 0.0 if live else 1.0 / args.fps))
 

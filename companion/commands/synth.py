@@ -18,6 +18,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
     from companion.synth.scene import scene_truth
     from companion.synth.worlds import Camera, bench_scene
 
+    if args.scenes < 1:
+        raise InputError("--scenes: must be at least 1")
+    if args.hands < 0:
+        raise InputError("--hands: must be 0 or more")
     out = Path(args.out)
     camera = Camera(args.renderer)
     written = []

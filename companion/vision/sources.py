@@ -85,7 +85,14 @@ class VideoCaptureSource(FrameSource):
     def __init__(self, target: int | str, width_px: int | None = None, height_px: int | None = None) -> None:
         self.target = target
         self.description = f"camera {target}" if isinstance(target, int) else str(target)
-        self.capture = cv2.VideoCapture(target)
+        # OpenCV logs each backend it tried and failed (two WARN lines for a missing device) on
+        # stderr; the error below says it once, in the player's words.
+        level = cv2.utils.logging.getLogLevel()
+        cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+        try:
+            self.capture = cv2.VideoCapture(target)
+        finally:
+            cv2.utils.logging.setLogLevel(level)
         if not self.capture.isOpened():
             self.capture.release()
             raise CameraError(f"{self.description}: cannot open (is it plugged in, the URL right, the file a video?)")
