@@ -216,3 +216,26 @@ def test_synth_refuses_nothing_to_render_and_writes_nothing(tmp_path, capsys, ar
     # --scenes 0 or -3 "wrote 0 scenes" and exited 0
     assert main(["synth", "--out", str(tmp_path / "out"), *argv]) == 3
     assert capsys.readouterr().err.strip() == f"error: {says}" and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--target", "{b}", "--dodge", "{b}:x"], "--dodge: '{b}:x' is not ID:PH"),  # these three were tracebacks
+    (["--target", "{b}", "--dodge", "{b}"], "--dodge: '{b}' is not ID:PH"),
+    (["--target", "{b}", "--shoot-back", "{b}:x"], "--shoot-back: '{b}:x' is not ID:SV or ID:SVxBURST"),
+    (["--target", "{b}", "--dodge", "{b}:999"], "PH: 999 is not 1 to 30"),  # every die a critical
+    (["--target", "{b}", "--sv", "999"], "--sv: 999 is not 1 to 30"),
+    (["--target", "{b}", "--point", "600,400"], "--point: for no-target ammunition only"),  # was ignored
+    (["--point", "nan,400"], "--point: 'nan,400' is not a point"),
+    (["--point", "99999,400"], "--point: '99999,400' is off the table"),
+])
+def test_infinity_template_refuses_bad_reactions_and_points_in_one_line(scene_files, tmp_path, capsys, extra, says):
+    scene, folder = scene_files
+    a, b = scene.minis[0].id, scene.minis[1].id
+    state = {"registered": True, "minis": [{"id": m.id, "x_mm": m.x_mm, "y_mm": m.y_mm, "z_mm": m.z_mm,
+                                             "heading_deg": m.heading_deg} for m in scene.minis[:2]]}
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    argv = ["infinity", "template", "--setup", str(folder / "setup.toml"), "--state", str(tmp_path / "state.json"),
+            "--attacker", str(a), *[v.format(b=b) for v in extra]]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and says.format(b=b) in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from typing import TYPE_CHECKING, Callable
@@ -24,6 +25,22 @@ def rules_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--setup", required=True, help="the setup file (TOML)")
     p.add_argument("--state", required=True, help="a table state (the JSON of `companion locate --json`)")
     p.add_argument("--json", action="store_true")
+
+
+def table_point(text: str, flag: str, setup: "Setup") -> tuple[float, float]:
+    """A point given as X,Y in table mm: two finite numbers on the setup's table (a point off it,
+    or 1e308, would be taken as a place)."""
+    parts = text.split(",")
+    try:
+        x, y = (float(v) for v in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        x = y = math.nan
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise InputError(f"{flag}: {text!r} is not a point: X,Y in mm, e.g. 300,200")
+    width, depth = setup.table.width_mm, setup.table.depth_mm
+    if not (0 <= x <= width and 0 <= y <= depth):
+        raise InputError(f"{flag}: {text!r} is off the table ({width:g} x {depth:g} mm)")
+    return x, y
 
 
 def load_table(setup_path: str, state_path: str) -> "tuple[Setup, Table]":

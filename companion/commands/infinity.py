@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import re
 
-from companion.commands import answer, load_table, print_json, rules_args
+from companion.commands import answer, load_table, print_json, rules_args, table_point
 from companion.errors import InputError
+
+
+# The same bounds as the phone's API (`web/api/infinity.py`): an attribute (BS, PH ...) and a
+# success value with its MODs; beyond them it is a typo, not a trooper.
+ATTRIBUTE = (1, 30)
+SUCCESS_VALUE = (0, 40)
+MODS = (-30, 30)
+
+
+def _within(value: int, bounds: tuple[int, int], what: str) -> int:
+    if not bounds[0] <= value <= bounds[1]:
+        raise InputError(f"{what}: {value} is not {bounds[0]} to {bounds[1]}")
+    return value
 
 
 def cmd_f2f(args: argparse.Namespace) -> int:
     from companion.rules.infinity import face_to_face
 
-    result = face_to_face(args.sv_a, args.burst_a, args.sv_b, args.burst_b)
+    result = face_to_face(_within(args.sv_a, SUCCESS_VALUE, "--sv-a"), args.burst_a,
+                          _within(args.sv_b, SUCCESS_VALUE, "--sv-b"), args.burst_b)
     if args.json:
         print_json(result.to_json())
     else:
@@ -29,21 +44,28 @@ def cmd_template(args: argparse.Namespace) -> int:
     diameter = template_diameter_mm(setup)
     point = None
     if args.point:
-        try:
-            point = tuple(float(v) for v in args.point.split(","))
-        except ValueError:
-            raise InputError("--point: X,Y in mm") from None
+        if args.target is not None:
+            raise InputError("--point: for no-target ammunition only (the template is centred on --target)")
+        point = table_point(args.point, "--point", setup)
     reactions = {}
     for spec in args.dodge or []:
-        unit, _, ph = spec.partition(":")
-        reactions[int(unit)] = {"dodge_ph": int(ph)}
+        unit, ph = _reaction(spec, "--dodge", "ID:PH", r"(\d+):(\d+)")
+        reactions[unit] = {"dodge_ph": _within(int(ph), ATTRIBUTE, f"--dodge {spec}: PH")}
     for spec in args.shoot_back or []:
-        unit, _, rest = spec.partition(":")
-        sv, _, burst = rest.partition("x")
-        reactions[int(unit)] = {"sv": int(sv), "burst": int(burst or 1)}
+        unit, sv, burst = _reaction(spec, "--shoot-back", "ID:SV or ID:SVxBURST", r"(\d+):(\d+)(?:x(\d+))?")
+        reactions[unit] = {"sv": _within(int(sv), ATTRIBUTE, f"--shoot-back {spec}: SV"), "burst": int(burst or 1)}
     result = template_attack(table, args.attacker, args.target, point, diameter / 2,
-                             args.sv + clamp_mods(args.mods), args.burst, reactions)
+                             _within(args.sv, ATTRIBUTE, "--sv") + clamp_mods(_within(args.mods, MODS, "--mods")),
+                             args.burst, reactions)
     return answer(args, result)
+
+
+def _reaction(spec: str, flag: str, form: str, pattern: str) -> tuple:
+    """A trooper's reaction, ID:VALUE...: the unit id (int), then the pattern's other groups."""
+    match = re.fullmatch(pattern, spec.strip())
+    if match is None:
+        raise InputError(f"{flag}: {spec!r} is not {form} (whole numbers)")
+    return (int(match.group(1)), *match.groups()[1:])
 
 
 def add_group(sub: argparse._SubParsersAction) -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
-from companion.commands import answer, load_table, print_json, rules_args
+from companion.commands import answer, load_table, print_json, rules_args, table_point
 from companion.errors import InputError
 
 
@@ -63,7 +62,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
     if args.path:
         from companion.rules.knight.moves import path_cost
 
-        points = [unit.centre] + [_table_point(leg, setup.table.width_mm, setup.table.depth_mm) for leg in args.path]
+        points = [unit.centre] + [table_point(leg, "--path", setup) for leg in args.path]
         cost = path_cost(table, unit, points, profile)
         if args.json:
             print_json({"unit": unit.id, "player": profile.name, **cost.to_json(), "affordable": cost.ap <= args.ap})
@@ -78,21 +77,6 @@ def cmd_moves(args: argparse.Namespace) -> int:
         for r in regions:
             print(f"with {r.ap} AP: {r.area_mm2 / 100:.0f} cm2 of table in reach ({len(r.polygons)} rectangles)")
     return 0
-
-
-def _table_point(text: str, width_mm: float, depth_mm: float) -> tuple[float, float]:
-    """One --path point, X,Y in table mm: two finite numbers on the table (a point off it, or
-    1e308, would be priced as a walk)."""
-    parts = text.split(",")
-    try:
-        x, y = (float(v) for v in parts) if len(parts) == 2 else (math.nan, math.nan)
-    except ValueError:
-        x = y = math.nan
-    if not (math.isfinite(x) and math.isfinite(y)):
-        raise InputError(f"--path: {text!r} is not a point: X,Y in mm, e.g. --path 300,200 350,260")
-    if not (0 <= x <= width_mm and 0 <= y <= depth_mm):
-        raise InputError(f"--path: {text!r} is off the table ({width_mm:g} x {depth_mm:g} mm)")
-    return x, y
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

@@ -217,6 +217,9 @@ def test_infinity_template_names_who_is_under_it(siege):
         for x, y, field in (("nan", "400", "x"), ("600", "inf", "y"), ("5000", "400", "x"), ("600", "", "y")):
             refused = client.get(f"/api/infinity/template?attacker=6&x={x}&y={y}")  # was: a template at NaN
             assert refused.status_code == 400 and refused.get_json()["field"] == field, (x, y)
+        refused = client.get("/api/infinity/template?attacker=6&target=20&dodge_20=999")  # was: every die a critical
+        assert refused.status_code == 400 and refused.get_json()["field"] == "dodge_20"
+        assert client.get("/api/infinity/template?attacker=6&target=20&dodge_20=12").status_code == 200
     finally:
         r.close()
 

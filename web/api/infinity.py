@@ -38,9 +38,12 @@ def get_template():
     for key, value in request.args.items():
         if key.startswith("dodge_"):
             try:
-                reactions[int(key[6:])] = {"dodge_ph": int(value)}
+                unit, ph = int(key[6:]), int(value)
             except ValueError:
                 raise bad(key, "dodge_<unit id>=<PH>") from None
+            if not 1 <= ph <= 30:  # an attribute, as sv (a PH of 999 made every die a critical)
+                raise bad(key, f"PH {ph} is not 1 to 30")
+            reactions[unit] = {"dodge_ph": ph}
     result = template_attack(table, arg_int("attacker"), arg_int("target") if target is not None else None, point,
                              diameter / 2, arg_int("sv", 13, 1, 30) + clamp_mods(arg_int("mods", 0, -30, 30)),
                              arg_int("burst", 1, 1, 6), reactions)
