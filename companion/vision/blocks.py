@@ -37,8 +37,8 @@ from companion.state import BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect,
                                        fit_box, snap_side)
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour,
-                                     srgb_to_linear)
+from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour, naming_wall,
+                                     srgb_to_linear, walls_may_name)
 from companion.vision.exposure import PAPER_RING_MODULES
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
@@ -649,12 +649,12 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.
             or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
             < TOP_ALIKE_SHARE):
         return None
-    clipped = clipped_top(top_bgr[::-1] / 255.0)
-    if clipped and wall is None:  # (a skin-toned top's walls were read above)
+    top_rgb = top_bgr[::-1] / 255.0
+    if wall is None and walls_may_name(top_rgb, white):  # (a skin-toned top's walls were read above)
         wall = _wall_colour(c, fit)
     light_here = light_ratio(table_level, white_table)
-    colour, colour_conf = name_colour(top_bgr[::-1] / 255.0, white, light_here, c.palette,
-                                      wall[::-1] / 255.0 if clipped and wall is not None else None)
+    colour, colour_conf = name_colour(top_rgb, white, light_here, c.palette,
+                                      naming_wall(top_rgb, None if wall is None else wall[::-1] / 255.0, white))
     return top_bgr, colour, colour_conf
 
 

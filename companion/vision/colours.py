@@ -101,6 +101,31 @@ def clipped_top(top_rgb: np.ndarray) -> bool:
     return int(np.count_nonzero(np.asarray(top_rgb, float) >= CLIPPED)) >= 2
 
 
+GLARE_LEVEL = 0.9  # a top within a tenth of the camera's ceiling in some channel may be glare
+
+
+def glared_top(top_rgb: np.ndarray, paper_rgb: np.ndarray) -> bool:
+    """A top near the camera's ceiling that shows little hue: a white or light gray brick, or a
+    coloured one paled by the lamp's reflection on its glossy top (a blue top read 231, 248, 251),
+    whose walls, turned from the lamp, still show its hue."""
+    top = np.asarray(top_rgb, float)
+    return float(top.max()) >= GLARE_LEVEL and hue_of(top, paper_rgb) < WALL_HUE_LEAST
+
+
+def walls_may_name(top_rgb: np.ndarray, paper_rgb: np.ndarray) -> bool:
+    """Whether a top's walls are to be read for its colour (`naming_wall`)."""
+    return clipped_top(top_rgb) or glared_top(top_rgb, paper_rgb)
+
+
+def naming_wall(top_rgb: np.ndarray, wall_rgb: np.ndarray | None, paper_rgb: np.ndarray) -> np.ndarray | None:
+    """The wall colour `name_colour` is to weigh with a top's, or None: a clipped top's walls
+    always; a glared top's when they show a hue (a white brick's walls are white, and a pale top
+    then names it as before)."""
+    if wall_rgb is None or not walls_may_name(top_rgb, paper_rgb):
+        return None
+    return wall_rgb if clipped_top(top_rgb) or hue_of(wall_rgb, paper_rgb) >= WALL_HUE_LEAST else None
+
+
 def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
                 palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
                 wall_rgb: np.ndarray | None = None) -> tuple[str, float]:

@@ -373,6 +373,28 @@ def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
         assert named in (("white", "gray") if name in ("white", "gray") else (name,)), (wall_shade, named)
 
 
+@pytest.mark.parametrize("name", [n for n in LEGO_RGB if n != "black"])
+def test_a_top_the_glare_paled_without_clipping_is_named_by_its_hued_walls(name):
+    """A glossy top under an area lamp can take its reflection all over and stay just under the
+    ceiling (a blue top read 231, 248, 251: white, one channel near the top): a hue its walls show
+    names it; a white or gray brick's walls show none, and its top is named as before."""
+    from companion.vision.colours import clipped_top, glared_top, name_colour, naming_wall, srgb_to_linear
+    albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
+    warm = np.array([1.0, 0.86, 0.66])
+    paper = encode(float(srgb_to_linear(PAPER_ALBEDO)) * warm)
+    for sheen in (0.6, 0.75):
+        top = encode(albedo * warm * 0.9 + sheen * warm)
+        if clipped_top(top) or not glared_top(top, paper):
+            continue  # (a yellow top clips, a dark one stays below the glare level: other tests' cases)
+        for wall_shade in (0.15, 0.3, 0.6):
+            wall = encode(albedo * warm * wall_shade)
+            chosen = naming_wall(top, wall, paper)
+            if name in ("white", "gray"):
+                assert chosen is None  # as before: the top alone
+            else:
+                assert chosen is not None and name_colour(top, paper, 1.0, wall_rgb=chosen)[0] == name, (sheen, wall_shade)
+
+
 def test_a_glossy_orange_top_is_told_from_skin_by_its_walls():
     """Measured tops and walls (BGR under the paper's white balance): orange and red bricks 28.8 mm
     tall on the path-traced frames, whose tops the lamp paled into skin tones, and fingers of the
