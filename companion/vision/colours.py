@@ -113,14 +113,16 @@ def glared_top(top_rgb: np.ndarray, paper_rgb: np.ndarray) -> bool:
 
 
 def walls_may_name(top_rgb: np.ndarray, paper_rgb: np.ndarray) -> bool:
-    """Whether a top's walls are to be read for its colour (`naming_wall`)."""
-    return clipped_top(top_rgb) or glared_top(top_rgb, paper_rgb)
+    """Whether a top's walls are to be read for its colour (`naming_wall`): it is at the ceiling
+    in some channel (an orange top whose red clipped reads yellow: the ratio of its channels is
+    gone) or glared."""
+    return bool((np.asarray(top_rgb, float) >= CLIPPED).any()) or glared_top(top_rgb, paper_rgb)
 
 
 def naming_wall(top_rgb: np.ndarray, wall_rgb: np.ndarray | None, paper_rgb: np.ndarray) -> np.ndarray | None:
     """The wall colour `name_colour` is to weigh with a top's, or None: a clipped top's walls
-    always; a glared top's when they show a hue (a white brick's walls are white, and a pale top
-    then names it as before)."""
+    always; a top clipped in one channel or glared, its walls when they show a hue (a white
+    brick's walls are white, and a pale top then names it as before)."""
     if wall_rgb is None or not walls_may_name(top_rgb, paper_rgb):
         return None
     return wall_rgb if clipped_top(top_rgb) or hue_of(wall_rgb, paper_rgb) >= WALL_HUE_LEAST else None

@@ -395,6 +395,22 @@ def test_a_top_the_glare_paled_without_clipping_is_named_by_its_hued_walls(name)
                 assert chosen is not None and name_colour(top, paper, 1.0, wall_rgb=chosen)[0] == name, (sheen, wall_shade)
 
 
+@pytest.mark.parametrize("name", ["orange", "red", "yellow"])
+def test_a_top_clipped_in_one_channel_is_named_with_its_walls(name):
+    """Overexposed, an orange top's red clips and its green keeps rising: alone it reads yellow
+    (the ratio of its channels is gone); its walls in shade keep it. Red and yellow stay theirs."""
+    from companion.vision.colours import name_colour, naming_wall, srgb_to_linear
+    albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
+    warm = np.array([1.0, 0.86, 0.66])
+    for exposure in (1.5, 2.0, 2.5):
+        paper = encode(np.minimum(float(srgb_to_linear(PAPER_ALBEDO)) * warm * exposure, 1.0))  # clipped too
+        top = encode(albedo * warm * exposure)
+        wall = naming_wall(top, encode(albedo * warm * 0.4), paper)
+        assert name_colour(top, paper, 1.0, wall_rgb=wall)[0] == name, exposure
+    if name == "orange":
+        assert name_colour(top, paper)[0] == "yellow"  # the top alone, at x2.5
+
+
 def test_a_glossy_orange_top_is_told_from_skin_by_its_walls():
     """Measured tops and walls (BGR under the paper's white balance): orange and red bricks 28.8 mm
     tall on the path-traced frames, whose tops the lamp paled into skin tones, and fingers of the
