@@ -813,9 +813,10 @@ def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, t
         logs = np.log(r)
         return logs - logs.mean(axis=-1, keepdims=True)
 
-    own = np.linalg.norm(tint(ratio), axis=-1)
+    ratio_tint = tint(ratio)
+    own = np.linalg.norm(ratio_tint, axis=-1)
     return ((ratio.max(axis=-1) <= SHADE_DARKEST) & (own <= tint_max)
-            & (own + SHADE_MARGIN < np.linalg.norm(tint(ratio) - tint(brick), axis=-1)))
+            & (own + SHADE_MARGIN < np.linalg.norm(ratio_tint - tint(brick), axis=-1)))
 
 
 def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
