@@ -239,3 +239,19 @@ def test_infinity_template_refuses_bad_reactions_and_points_in_one_line(scene_fi
     assert main(argv) == 3
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and says.format(b=b) in err
+
+
+@pytest.mark.parametrize("board, says", [
+    (["--square-mm", "nan"], "--square-mm: nan is not a size in mm"),  # these two were SystemErrors from OpenCV
+    (["--squares", "1x1"], "--squares: 1x1 has no inner corner"),
+    (["--square-mm", "-5"], "--square-mm: -5 is not a size in mm"),
+    (["--marker-mm", "40"], "--marker-mm: must be smaller than --square-mm"),
+])
+def test_a_board_that_cannot_be_is_refused_in_one_line_by_print_and_calibrate(scene_files, tmp_path, capsys, board, says):
+    _, folder = scene_files
+    for argv in (["print", "board", "--out", str(tmp_path / "board")],
+                 ["calibrate", "camera", "--setup", str(folder / "setup.toml"), "--synthetic", "3", "--dry-run"]):
+        assert main(argv + board) == 3
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and f"error: {says}" in err, err
+    assert not (tmp_path / "board").exists()

@@ -43,6 +43,31 @@ def table_point(text: str, flag: str, setup: "Setup") -> tuple[float, float]:
     return x, y
 
 
+def board_args(p: argparse.ArgumentParser) -> None:
+    """The ChArUco board's options (`print board`, `calibrate camera`: the same board)."""
+    p.add_argument("--squares", default="7x5", help="COLSxROWS (default 7x5)")
+    p.add_argument("--square-mm", type=float, default=30.0)
+    p.add_argument("--marker-mm", type=float, default=22.0, help="smaller than --square-mm")
+    p.add_argument("--dictionary", default="DICT_5X5_100")
+
+
+def board_geometry(args: argparse.Namespace) -> tuple[tuple[int, int], float, float]:
+    """(columns, rows), square and marker sides (mm) of `board_args`, checked: OpenCV's board
+    takes a NaN side or a 1x1 grid with a SystemError."""
+    try:
+        cols, rows = (int(v) for v in args.squares.lower().split("x"))
+    except ValueError:
+        raise InputError("--squares: COLSxROWS, e.g. 7x5") from None
+    if cols < 2 or rows < 2:
+        raise InputError(f"--squares: {args.squares} has no inner corner: at least 2x2, e.g. 7x5")
+    for flag, value in (("--square-mm", args.square_mm), ("--marker-mm", args.marker_mm)):
+        if not (math.isfinite(value) and value > 0):
+            raise InputError(f"{flag}: {value:g} is not a size in mm")
+    if args.marker_mm >= args.square_mm:
+        raise InputError("--marker-mm: must be smaller than --square-mm")
+    return (cols, rows), args.square_mm, args.marker_mm
+
+
 def load_table(setup_path: str, state_path: str) -> "tuple[Setup, Table]":
     """The setup and the rules' view of a registered state."""
     from companion.rules.table import Table

@@ -7,7 +7,7 @@ import math
 import sys
 from contextlib import nullcontext
 
-from companion.commands import print_json, tells_progress
+from companion.commands import board_args, board_geometry, print_json, tells_progress
 from companion.errors import InputError
 
 
@@ -18,11 +18,10 @@ def cmd_calibrate_camera(args: argparse.Namespace) -> int:
     from companion.vision.sources import open_source
 
     load_setup(args.setup)  # a broken setup file is reported before any camera work
-    try:
-        cols, rows = (int(v) for v in args.squares.lower().split("x"))
-    except ValueError:
-        raise InputError("--squares: COLSxROWS, e.g. 7x5") from None
-    views = ViewSet(BoardSpec((cols, rows), args.square_mm, args.marker_mm, args.dictionary))
+    squares, square_mm, marker_mm = board_geometry(args)
+    if args.synthetic is not None and args.synthetic < 1:
+        raise InputError("--synthetic: at least 1 view")
+    views = ViewSet(BoardSpec(squares, square_mm, marker_mm, args.dictionary))
     if args.synthetic:
         from companion.synth.boards import board_views
 
@@ -138,10 +137,7 @@ def add_group(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--camera", help="0 | URL | FILE: take views live")
     p.add_argument("--synthetic", type=int, metavar="N", help="N rendered views with known intrinsics (a dry rehearsal)")
     p.add_argument("--views", type=int, default=20, help="stop after this many good views")
-    p.add_argument("--squares", default="7x5")
-    p.add_argument("--square-mm", type=float, default=30.0)
-    p.add_argument("--marker-mm", type=float, default=22.0)
-    p.add_argument("--dictionary", default="DICT_5X5_100")
+    board_args(p)
     p.add_argument("--dry-run", action="store_true", help="do not write the setup file")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate_camera)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from companion.commands import print_json
-from companion.errors import InputError
+from companion.commands import board_args, board_geometry, print_json
 
 
 def cmd_print_markers(args: argparse.Namespace) -> int:
@@ -72,11 +71,8 @@ def cmd_print_board(args: argparse.Namespace) -> int:
     from companion.calibration.vector import to_pdf, to_svg
     from companion.files import write_bytes_atomic, write_text_atomic
 
-    try:
-        cols, rows = (int(v) for v in args.squares.lower().split("x"))
-    except ValueError:
-        raise InputError("--squares: COLSxROWS, e.g. 7x5") from None
-    page, _ = board_page((cols, rows), args.square_mm, args.marker_mm, args.dictionary, args.paper)
+    (cols, rows), square_mm, marker_mm = board_geometry(args)
+    page, _ = board_page((cols, rows), square_mm, marker_mm, args.dictionary, args.paper)
     out = Path(args.out)
     write_bytes_atomic(out / "board.pdf", to_pdf([page]))
     write_text_atomic(out / "board.svg", to_svg(page))
@@ -110,10 +106,7 @@ def add_group(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(func=func)
     p = psub.add_parser("board", help="a ChArUco board for camera calibration")
     p.add_argument("--out", required=True)
-    p.add_argument("--squares", default="7x5")
-    p.add_argument("--square-mm", type=float, default=30.0)
-    p.add_argument("--marker-mm", type=float, default=22.0)
-    p.add_argument("--dictionary", default="DICT_5X5_100")
+    board_args(p)
     p.add_argument("--paper", choices=["a4", "letter"], default="a4")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_print_board)
