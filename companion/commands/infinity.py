@@ -9,13 +9,6 @@ from companion.commands import answer, load_table, print_json, rules_args, table
 from companion.errors import InputError
 
 
-# The same bounds as the phone's API (`web/api/infinity.py`): an attribute (BS, PH ...) and a
-# success value with its MODs; beyond them it is a typo, not a trooper.
-ATTRIBUTE = (1, 30)
-SUCCESS_VALUE = (0, 40)
-MODS = (-30, 30)
-
-
 def _within(value: int, bounds: tuple[int, int], what: str) -> int:
     if not bounds[0] <= value <= bounds[1]:
         raise InputError(f"{what}: {value} is not {bounds[0]} to {bounds[1]}")
@@ -23,10 +16,10 @@ def _within(value: int, bounds: tuple[int, int], what: str) -> int:
 
 
 def cmd_f2f(args: argparse.Namespace) -> int:
-    from companion.rules.infinity import face_to_face
+    from companion.rules.infinity import SUCCESS_VALUE_RANGE, face_to_face
 
-    result = face_to_face(_within(args.sv_a, SUCCESS_VALUE, "--sv-a"), args.burst_a,
-                          _within(args.sv_b, SUCCESS_VALUE, "--sv-b"), args.burst_b)
+    result = face_to_face(_within(args.sv_a, SUCCESS_VALUE_RANGE, "--sv-a"), args.burst_a,
+                          _within(args.sv_b, SUCCESS_VALUE_RANGE, "--sv-b"), args.burst_b)
     if args.json:
         print_json(result.to_json())
     else:
@@ -38,7 +31,8 @@ def cmd_f2f(args: argparse.Namespace) -> int:
 
 
 def cmd_template(args: argparse.Namespace) -> int:
-    from companion.rules.infinity import clamp_mods, template_attack, template_diameter_mm
+    from companion.rules.infinity import (ATTRIBUTE_RANGE, MODS_RANGE, clamp_mods, template_attack,
+                                          template_diameter_mm)
 
     setup, table = load_table(args.setup, args.state)
     diameter = template_diameter_mm(setup)
@@ -50,12 +44,14 @@ def cmd_template(args: argparse.Namespace) -> int:
     reactions = {}
     for spec in args.dodge or []:
         unit, ph = _reaction(spec, "--dodge", "ID:PH", r"(\d+):(\d+)")
-        reactions[unit] = {"dodge_ph": _within(int(ph), ATTRIBUTE, f"--dodge {spec}: PH")}
+        reactions[unit] = {"dodge_ph": _within(int(ph), ATTRIBUTE_RANGE, f"--dodge {spec}: PH")}
     for spec in args.shoot_back or []:
         unit, sv, burst = _reaction(spec, "--shoot-back", "ID:SV or ID:SVxBURST", r"(\d+):(\d+)(?:x(\d+))?")
-        reactions[unit] = {"sv": _within(int(sv), ATTRIBUTE, f"--shoot-back {spec}: SV"), "burst": int(burst or 1)}
+        reactions[unit] = {"sv": _within(int(sv), ATTRIBUTE_RANGE, f"--shoot-back {spec}: SV"),
+                           "burst": int(burst or 1)}
     result = template_attack(table, args.attacker, args.target, point, diameter / 2,
-                             _within(args.sv, ATTRIBUTE, "--sv") + clamp_mods(_within(args.mods, MODS, "--mods")),
+                             _within(args.sv, ATTRIBUTE_RANGE, "--sv")
+                             + clamp_mods(_within(args.mods, MODS_RANGE, "--mods")),
                              args.burst, reactions)
     return answer(args, result)
 

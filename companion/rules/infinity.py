@@ -26,6 +26,11 @@ from companion.rules.table import Table, Unit
 
 CIRCULAR_TEMPLATE_MM = 76.2  # the printed N4 circular template is 3 inches across: measure yours, set [infinity]
 MOD_CAP = 12
+# What the command line and the phone's API take (beyond them it is a typo, not a trooper): an
+# attribute (BS, PH ...), a success value with its MODs, the MODs given.
+ATTRIBUTE_RANGE = (1, 30)
+SUCCESS_VALUE_RANGE = (0, 40)
+MODS_RANGE = (-30, 30)
 NO_LOF_DODGE_PENALTY = 3
 SIGHT_SAMPLES = (0.15, 0.5, 0.85)  # heights on the target's silhouette that sight lines aim at
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 
-from companion.rules.infinity import clamp_mods, face_to_face, template_attack, template_diameter_mm
+from companion.rules.infinity import (ATTRIBUTE_RANGE, MODS_RANGE, SUCCESS_VALUE_RANGE, clamp_mods, face_to_face,
+                                      template_attack, template_diameter_mm)
 from companion.web.api import arg_float, arg_int, bad
 from companion.web.context import companion
 
@@ -41,16 +42,18 @@ def get_template():
                 unit, ph = int(key[6:]), int(value)
             except ValueError:
                 raise bad(key, "dodge_<unit id>=<PH>") from None
-            if not 1 <= ph <= 30:  # an attribute, as sv (a PH of 999 made every die a critical)
-                raise bad(key, f"PH {ph} is not 1 to 30")
+            low, high = ATTRIBUTE_RANGE  # an attribute, as sv (a PH of 999 made every die a critical)
+            if not low <= ph <= high:
+                raise bad(key, f"PH {ph} is not {low} to {high}")
             reactions[unit] = {"dodge_ph": ph}
     result = template_attack(table, arg_int("attacker"), arg_int("target") if target is not None else None, point,
-                             diameter / 2, arg_int("sv", 13, 1, 30) + clamp_mods(arg_int("mods", 0, -30, 30)),
+                             diameter / 2,
+                             arg_int("sv", 13, *ATTRIBUTE_RANGE) + clamp_mods(arg_int("mods", 0, *MODS_RANGE)),
                              arg_int("burst", 1, 1, 6), reactions)
     return jsonify(result.to_json())
 
 
 @bp.get("/infinity/f2f")
 def get_f2f():
-    return jsonify(face_to_face(arg_int("sv_a", None, 0, 40), arg_int("burst_a", 1, 1, 6), arg_int("sv_b", None, 0, 40),
-                                arg_int("burst_b", 1, 1, 6)).to_json())
+    return jsonify(face_to_face(arg_int("sv_a", None, *SUCCESS_VALUE_RANGE), arg_int("burst_a", 1, 1, 6),
+                                arg_int("sv_b", None, *SUCCESS_VALUE_RANGE), arg_int("burst_b", 1, 1, 6)).to_json())
