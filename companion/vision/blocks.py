@@ -537,8 +537,7 @@ def _far_top(c: _Candidate) -> np.ndarray | None:
     face = labels == np.bincount(ids).argmax()
     value = smooth.max(axis=2)
     inside = value[face]
-    lit = _lit_part(face, value, float(np.percentile(inside, 85)), float(np.percentile(inside, 10)))
-    return None if lit is None else lit[0]
+    return _lit_part(face, value, float(np.percentile(inside, 85)), float(np.percentile(inside, 10)))
 
 
 def _fit_one(c: _Candidate) -> FoundBlock | None:
@@ -1299,7 +1298,7 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     # The studs' shaded sides are holes in the lit face (on a black top, whose lit level is a few
     # levels above its walls', so is the noise): part of the top all the same (a row of them down
     # a wall's top cut its arms lengthwise into slivers 2-5 mm wide).
-    top = _small_holes_filled(lit[0], STUD_HOLE_MM2)
+    top = _small_holes_filled(lit, STUD_HOLE_MM2)
     # Most of the top face or nothing: a ragged piece of it would start the fit astray.
     if np.count_nonzero(top) < 0.3 * np.count_nonzero(blob):
         return None
@@ -1316,18 +1315,17 @@ def _small_holes_filled(mask: np.ndarray, most_mm2: float) -> np.ndarray:
     return (mask.astype(bool) | small[labels]).astype(np.uint8)
 
 
-def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> tuple[np.ndarray, int] | None:
+def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> np.ndarray | None:
     """A face (bool mask) cut halfway between its lit level `high` and its walls' `low` (brightest
     channel), unless no wall stands out (under the lens, or a plate), opened against blurred edge
-    pixels: its largest piece (uint8 mask) and that piece's area in pixels; None if nothing is left."""
+    pixels: its largest piece (uint8 mask); None if nothing is left."""
     if high >= 1.15 * low + 4:
         face = face & (value >= (high + low) / 2)
     face = cv2.morphologyEx(face.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(face, connectivity=4)
     if count < 2:
         return None
-    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    return (labels == largest).astype(np.uint8), int(stats[largest, cv2.CC_STAT_AREA])
+    return (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
 
 
 def _near_colour(smooth: np.ndarray, colour: np.ndarray) -> np.ndarray:
