@@ -12,7 +12,9 @@ box of height h is its footprint scaled by k = Cz / (Cz - h) about the camera's 
 Each side is measured by profiles across it (colour against distance along its outward normal,
 sampled straight from the camera image at sub-pixel steps and averaged along the side), fitted
 with blurred steps between flat levels: top | wall | table on the near sides, top | table on the
-far ones. The edges' positions, fitted in three pieces per side, give each side's line and the
+far ones; while the sides are placed, a near side whose profiles fall as dark as a lamp's shadow
+is fitted as top | wall | shadow | table, the shadow the table's colour with less light (read as
+wall, it made a brick a brick or two taller). The edges' positions, fitted in three pieces per side, give each side's line and the
 four lines the silhouette's rectangle; for each height (plate steps) the near sides' walls are
 taken off it to leave the top face, whose size must be a brick's scaled by k: that, and how well
 the walls of that height explain the profiles, choose the height. Pure numpy: the image is
@@ -45,6 +47,19 @@ T_STEP_MM = 0.9  # profile lines along a side
 WALL_WEIGHT_FIT = 1.0
 WALL_WEIGHT_HEIGHT = 0.1
 WALL_SHADE = (0.2, 1.2)  # a wall's brightness relative to its top's, under any ordinary light
+# A lamp's shadow lies on the table beyond a brick's foot on the sides away from it; along a wall
+# that faces the camera it reads as more wall (a taller brick) unless the near sides' profiles
+# model it: top | wall | shadow | table (`shadow_penalty` says what a shadow may be).
+SHADOW_WIDTHS_MM = np.array([0.0, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 9.5, 11.0, 13.0])
+SHADOW_REACH_MM = float(SHADOW_WIDTHS_MM[-1]) + 1.5  # how much further a near side's profiles reach
+SHADOW_TABLE_SAMPLES = 4  # the profile's last samples (1 mm): table beyond any shadow
+SHADOW_MOST = 0.5  # a shadow's light, as a share of the table's beside it, at most
+SHADOW_UNDER_WALL = 0.55  # ... and at most this share of the wall's beside it
+SHADOW_CONTRAST = 24.0  # ... and this many 8-bit levels below it (dark walls are not told from shadows)
+SHADOW_CHROMA_SLACK = 0.12  # ... and of the table's chromaticity (colour over luma) to this
+SHADOW_DARKEST = 8.0  # 8-bit luma below which a level's chromaticity is taken as this dark's
+SHADOW_PER_HEIGHT_MOST = 1.5  # a shadow's length per mm of height: a lamp at least 34 deg above the table
+WALL_UNDER_TOP = 0.8  # a wall with a shadow beyond it has at most this share of its top's light
 COMMON_SPAN_MM = 3.0  # shortest run of lines that serves every height
 NOISE_FLOOR = 3.0  # 8-bit levels: a profile fitted better than this is fitted to its noise
 
@@ -95,6 +110,84 @@ def wall_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
     alpha = np.clip((wall * top).sum(axis=1) / np.maximum((top * top).sum(axis=1), 1e-6), *WALL_SHADE)
     samples = np.maximum((edges[:, 1] - edges[:, 0]) / U_STEP_MM, 1.0)
     return samples * ((wall - alpha[:, None] * top) ** 2).sum(axis=1)
+
+
+def shadow_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """What it costs (as `wall_penalty`) for a shadow's level not to be beta times the table's
+    beyond it, beta at most SHADOW_MOST: the table's own colour with less light. A wall's foot or a
+    strip of a lighter brick is not. levels (M, 4, C), edges (M, 3) from `with_shadows`."""
+    top, wall, shadow, table = levels[:, 0], levels[:, 1], levels[:, 2], levels[:, 3]
+    beta = np.clip((shadow * table).sum(axis=1) / np.maximum((table * table).sum(axis=1), 1e-6), 0.0, SHADOW_MOST)
+    samples = (edges[:, 2] - edges[:, 1]) / U_STEP_MM
+    # Only a shadow darker than the wall (in luma) is told from it, and the wall beside a shadow
+    # is turned from the lamp, so darker than its top: a wall in shade is as dark as a shadow, and
+    # the part of it beyond a lower brick's wall would pass for one.
+    over = (np.maximum(shadow[:, 0] - np.minimum(SHADOW_UNDER_WALL * wall[:, 0], wall[:, 0] - SHADOW_CONTRAST), 0.0)
+            + np.maximum(wall[:, 0] - WALL_UNDER_TOP * top[:, 0], 0.0))
+    # Its chromaticity is the table's (to the light's colour): the fit's least squares weigh a
+    # dark wall's colour too little (a dark green or blue course at a tower's foot on wood).
+    shade_luma = np.maximum(shadow[:, 0], SHADOW_DARKEST)[:, None]
+    table_luma = np.maximum(table[:, 0], SHADOW_DARKEST)[:, None]
+    drift = np.linalg.norm(shadow[:, 1:] / shade_luma - table[:, 1:] / table_luma, axis=1)
+    over = over + np.maximum(drift - SHADOW_CHROMA_SLACK, 0.0) * table_luma[:, 0]
+    return samples * (((shadow - beta[:, None] * table) ** 2).sum(axis=1) + over * over)
+
+
+def with_shadows(edges: np.ndarray, widths_mm: np.ndarray = SHADOW_WIDTHS_MM) -> np.ndarray:
+    """A near side's wall edges (M, 2) with a shadow of each width beyond the outer one: (M * S, 3)."""
+    out = np.empty((len(edges), len(widths_mm), 3))
+    out[:, :, :2] = edges[:, None, :]
+    out[:, :, 2] = edges[:, 1:2] + widths_mm[None, :]
+    return out.reshape(-1, 3)
+
+
+def wall_and_shadow_fit(profiles: np.ndarray, u_mm: np.ndarray, walls_mm: np.ndarray, sigma_mm: float,
+                        widths_mm: np.ndarray = SHADOW_WIDTHS_MM) -> tuple[np.ndarray, np.ndarray]:
+    """`step_fit` of top | wall | shadow | table for every wall placement (H, D, 2: its inner and
+    outer edge) and shadow width beyond it (S,), the profile (N, C) shared or one per row (H, N, C).
+    The same least squares, its normal equations summed from the three edges' blurred steps (A, B,
+    the shadow's end S) rather than from a basis per placement: the shadow widths multiply the
+    placements, and a basis each cost ten times the sums. Returns sse (H, D, S), levels (H, D, S, 4, C)."""
+    # Where the outer edge is the same for every height (the silhouette's edge placed, the top's
+    # moving with the height) the outer steps, and the shadows' beyond them, are made once.
+    outer = walls_mm[:1, :, 1] if np.ptp(walls_mm[..., 1], axis=0).max() < 1e-9 else walls_mm[..., 1]
+    a = normal_cdf((u_mm - walls_mm[..., 0, None]) / sigma_mm)  # (H, D, N)
+    b = normal_cdf((u_mm - outer[..., None]) / sigma_mm)  # (H or 1, D, N)
+    e = normal_cdf((u_mm - (outer[..., None, None] + widths_mm[:, None])) / sigma_mm)  # (H or 1, D, S, N)
+    p = profiles if profiles.ndim == 3 else profiles[None]  # (H or 1, N, C)
+    n = float(len(u_mm))
+    sa, sb, se = a.sum(-1)[..., None], b.sum(-1)[..., None], e.sum(-1)
+    saa, sbb, see = (a * a).sum(-1)[..., None], (b * b).sum(-1)[..., None], (e * e).sum(-1)
+    sab = (a * b).sum(-1)[..., None]
+    # (matrix products, not einsum: these sums are most of the work)
+    sae = (e @ a[..., None])[..., 0]  # (H, D, S)
+    sbe = (e @ b[..., None])[..., 0]  # (H or 1, D, S)
+    # basis 1 - A, A - B, B - S, S: their inner products
+    shape = (len(walls_mm), walls_mm.shape[1], len(widths_mm))
+    sa, saa, sab, sae = (np.broadcast_to(x, shape) for x in (sa, saa, sab, sae))
+    g = np.empty(shape + (4, 4))
+    g[..., 0, 0] = n - 2 * sa + saa
+    g[..., 0, 1] = sa - sb - saa + sab
+    g[..., 0, 2] = sb - se - sab + sae
+    g[..., 0, 3] = se - sae
+    g[..., 1, 1] = saa - 2 * sab + sbb
+    g[..., 1, 2] = sab - sae - sbb + sbe
+    g[..., 1, 3] = sae - sbe
+    g[..., 2, 2] = sbb - 2 * sbe + see
+    g[..., 2, 3] = sbe - see
+    g[..., 3, 3] = see
+    for i, j in ((1, 0), (2, 0), (3, 0), (2, 1), (3, 1), (3, 2)):
+        g[..., i, j] = g[..., j, i]
+    g += np.eye(4) * 1e-6  # ridge: two edges may coincide
+    pa = (a @ p)[:, :, None]  # (H, D, 1, C)
+    pb = (b @ p)[:, :, None]
+    pe = e @ p[:, None]  # (H or 1, D, S, C)
+    total = p.sum(axis=1)[:, None, None]  # (H or 1, 1, 1, C)
+    rhs = np.stack(np.broadcast_arrays(total - pa, pa - pb, pb - pe, pe), axis=-2)  # (H, D, S, 4, C)
+    levels = np.linalg.solve(g, rhs)
+    energy = (p * p).sum(axis=(1, 2))[:, None, None]
+    sse = energy - (levels * rhs).sum(axis=(-2, -1))
+    return np.maximum(sse, 0.0), levels
 
 
 @dataclass(frozen=True)
@@ -161,6 +254,17 @@ class SideProfile:
     sigma_mm: float  # edge blur on the table plane, across this side
     px_per_mm: float
     blocked: tuple[tuple[float, float], ...] = ()  # runs of t where another part of a wall adjoins
+    # A near side whose profiles reach past a deep shadow (`_deep_shadow`), read while the sides
+    # are placed; the same side as every other fit reads it, short of that reach.
+    short: "SideProfile | None" = None
+
+    @property
+    def shadow_reach(self) -> bool:
+        return self.short is not None
+
+    @property
+    def without_reach(self) -> "SideProfile":
+        return self.short if self.short is not None else self
 
     @property
     def near(self) -> bool:
@@ -204,22 +308,40 @@ def _sample_sides(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_hei
         else:
             u_in, u_out = min(wall_max + 3.0, max(2 * other_half - 2.0, 1.0)), 2.5
         u = np.arange(-u_in, u_out + 1e-9, U_STEP_MM)
+        core = len(u)
+        if foot_d < 0:  # a near side: sampled out past the widest shadow too, kept if it has one
+            u = np.arange(-u_in, u_out + SHADOW_REACH_MM + 1e-9, U_STEP_MM)
         # Lines all along; each height uses those clear of the corners (`_span`).
         count = max(3, int(2 * half_len / T_STEP_MM) + 1)
         t = np.linspace(-half_len, half_len, count)
         grids.append(line_point + normal * u[None, :, None] + along * t[:, None, None])
-        blocked = tuple(_adjoining_run(r, line_point, normal, along, float(u[-1])) for r in adjoining)
-        meta.append((normal, along, foot_d, u, t, px_per_mm(line_point, normal),
-                     tuple(b for b in blocked if b is not None)))
+        blocked = [tuple(b for r in adjoining if (b := _adjoining_run(r, line_point, normal, along, float(reach)))
+                         is not None) for reach in (u[core - 1], u[-1])]
+        meta.append((normal, along, foot_d, u, core, t, px_per_mm(line_point, normal), blocked))
     flat = np.concatenate([g.reshape(-1, 2) for g in grids])
     colours = sample(flat[None])[0]
     out, start = [], 0
-    for g, (normal, along, foot_d, u, t, ppm, blocked) in zip(grids, meta):
+    for g, (normal, along, foot_d, u, core, t, ppm, blocked) in zip(grids, meta):
         k, n = g.shape[:2]
         lines = colours[start:start + k * n].reshape(k, n, -1).astype(np.float64)
         start += k * n
-        out.append(SideProfile(normal, along, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm, blocked))
+        side = SideProfile(normal, along, foot_d, u[:core], t, lines[:, :core], EDGE_BLUR_PX / ppm, ppm, blocked[0])
+        if core < n and _deep_shadow(u, lines):
+            side = SideProfile(normal, along, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm, blocked[1], short=side)
+        out.append(side)
     return out
+
+
+def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
+    """Whether a near side's profiles (reaching past the widest shadow) fall anywhere as dark as
+    a shadow that `shadow_penalty` tells from a wall may be: below SHADOW_MOST of the table at
+    their far end and far enough below their top (the brightest inside the silhouette). Elsewhere
+    no shadow is looked for and the reach past it is dropped: a light shade is fitted as table
+    or wall, as before, and the reach would only run into other things on the table."""
+    luma = lines[..., 0].mean(axis=0)
+    table = float(luma[-SHADOW_TABLE_SAMPLES:].mean())
+    top = float(luma[u_mm <= 0].max())
+    return float(luma.min()) <= min(SHADOW_MOST * table, SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST)
 
 
 ADJOIN_MARGIN_MM = 2.0  # another part's wall and blur reach this far past its top face
@@ -308,17 +430,20 @@ def _lines_in(side: SideProfile, span: tuple[float, float], least: int = 3) -> t
 
 
 def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: np.ndarray, camera_height_mm: float,
-                deltas: np.ndarray, from_top: bool = False, faces: tuple[np.ndarray, np.ndarray] | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Per height: a chi-square-like cost (0 at this side's best) and the silhouette's shift.
+                deltas: np.ndarray, from_top: bool = False, faces: tuple[np.ndarray, np.ndarray] | None = None,
+                shadows: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per height: a chi-square-like cost (0 at this side's best), the silhouette's shift and, on a
+    near side, the width of the shadow beyond its wall (`with_shadows`).
 
     The lines are those clear of the corners for every height (for each its own when too few are
     common to all); the cost is a line's mean squared residual (the spread of the lines about
     their mean, plus the mean's misfit), comparable across runs."""
+    if not shadows:
+        side = side.without_reach
     lines = side.lines
     spans = _spans(rect, side, foot, heights, camera_height_mm, from_top, faces=faces)
     if side.blocked and np.all(spans[:, 1] - spans[:, 0] <= 1e-9):
-        return np.zeros(len(heights)), np.zeros(len(heights))  # all along another part: no evidence here
+        return (np.zeros(len(heights)),) * 3  # all along another part: no evidence here
     common = (float(spans[:, 0].max()), float(spans[:, 1].min()))
     if common[1] - common[0] >= COMMON_SPAN_MM:
         # The same lines for every height: a run chosen per height would favour the heights
@@ -332,13 +457,27 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
     means = (csum[end] - csum[first]) / counts[:, None, None]  # (H, N, C)
     spread = (csq[end] - csq[first]) / counts - (means * means).sum(axis=(1, 2))
     shared = bool((first == first[0]).all() and (end == end[0]).all())
+    shadow_mm = np.zeros((len(heights), len(deltas)))
     if side.near:
         widths = (-side.foot_distance_mm * heights / camera_height_mm if from_top
                   else wall_width_mm(side.foot_distance_mm, heights, camera_height_mm))
-        edges = _edges(side, deltas, widths, from_top)
-        profiles = means[0] if shared else np.repeat(means, len(deltas), axis=0)
-        sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
-        sse = (sse + wall_penalty(levels, edges)).reshape(len(heights), len(deltas))
+        walls = _edges(side, deltas, widths, from_top).reshape(len(heights), len(deltas), 2)
+        shadow_widths = SHADOW_WIDTHS_MM if side.shadow_reach else SHADOW_WIDTHS_MM[:1]
+        sse, levels = wall_and_shadow_fit(means[0] if shared else means, side.u_mm, walls, side.sigma_mm,
+                                          shadow_widths)
+        n_shadows = len(shadow_widths)
+        edges, levels = with_shadows(walls.reshape(-1, 2), shadow_widths), levels.reshape(-1, 4, levels.shape[-1])
+        sse = sse.reshape(-1) + wall_penalty(levels, edges) + shadow_penalty(levels, edges)
+        # A shadow is told from more wall only with table beyond it, and it is no longer than a
+        # lamp above the table casts from a box this tall (a low brick "with a long shadow" is
+        # a tower's lower courses, or any wall darker than its top).
+        reach = np.repeat(heights * SHADOW_PER_HEIGHT_MOST, len(deltas) * n_shadows)
+        told = (edges[:, 2] <= side.u_mm[-1] - 1.0) & (edges[:, 2] - edges[:, 1] <= reach)
+        sse = np.where(told | (edges[:, 2] <= edges[:, 1]), sse, np.inf)
+        sse = sse.reshape(len(heights), len(deltas), n_shadows)
+        which = np.argmin(sse, axis=2)
+        shadow_mm = shadow_widths[which]
+        sse = np.take_along_axis(sse, which[..., None], axis=2)[..., 0]
     elif shared:  # the top's edge alone: the same fit for every height
         sse = np.broadcast_to(step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)[0],
                               (len(heights), len(deltas)))
@@ -351,19 +490,28 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
     per_h = sse[rows, best]
     # Samples are U_STEP apart but a pixel spans 1/px_per_mm: that many samples share one noise value.
     independent = max(len(side.u_mm) * U_STEP_MM * side.px_per_mm, 2.0)
-    variance = max(float(per_h.min()) / (len(side.u_mm) * lines.shape[2]), NOISE_FLOOR ** 2)
+    # The noise per sample, from the residual over the profile short of the table that a near
+    # side's reach past a shadow adds (flat, nearly free of residual, it would make the side's
+    # evidence look surer than the far sides' and the top's size).
+    core = len(side.without_reach.u_mm)
+    variance = max(float(per_h.min()) / (core * lines.shape[2]), NOISE_FLOOR ** 2)
     chi = (per_h - per_h.min()) / variance * independent / len(side.u_mm) / 2
-    return chi, deltas[best]
+    return chi, deltas[best], shadow_mm[rows, best]
 
 
 def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, width_mm: float, from_top: bool,
-                 pieces: int = 3) -> tuple[float, float, float]:
+                 shadow_mm: float = 0.0, pieces: int = 3) -> tuple[float, float, float]:
     """Where the silhouette's line along this side lies: (its offset from the side's line at the
     side's middle, its turn counter-clockwise in radians, the turn's weight), from the edge's
     position in `pieces` runs of clean lines along the side."""
     step = 0.1
     deltas = delta0 + np.arange(-0.3, 0.3 + 1e-9, step)
     edges = _edges(side, deltas, np.array([width_mm]), from_top)
+    shadowed = side.near and shadow_mm > 0
+    if shadowed:
+        edges = with_shadows(edges, np.array([shadow_mm]))
+    else:
+        side = side.without_reach
     i0, i1 = _lines_in(side, span)
     chunks = np.array_split(np.arange(i0, i1), min(pieces, i1 - i0))
     profiles = np.stack([side.lines[c].mean(axis=0) for c in chunks])  # (P, N, C)
@@ -371,6 +519,8 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
     sse, levels = step_fit(np.repeat(profiles, len(deltas), axis=0), side.u_mm, tiled, side.sigma_mm)
     if side.near:
         sse = sse + wall_penalty(levels, tiled)
+    if shadowed:
+        sse = sse + shadow_penalty(levels, tiled)
     ts, ds = [], []
     for chunk, row in zip(chunks, sse.reshape(len(chunks), len(deltas))):
         i = int(np.argmin(row))
@@ -432,12 +582,12 @@ def top_face(silhouette: TableRect, foot_mm: np.ndarray, height_mm: float, camer
 
 def _assess(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_height_mm: float, px_per_mm, heights: np.ndarray,
             deltas: np.ndarray, from_top: bool = False, wall_weight: float = 1.0, adjoining: tuple[TableRect, ...] = (),
-            side_sigma_mm: float = SIDE_SIGMA_MM):
+            side_sigma_mm: float = SIDE_SIGMA_MM, shadows: bool = False):
     # Profiles reach across the widest wall among the heights asked about (and no further).
     sides = _sample_sides(sample, rect, foot, camera_height_mm, px_per_mm, float(heights.max()) + PLATE_MM, from_top,
                           adjoining)
     faces = None if from_top else top_faces(rect, foot, heights, camera_height_mm)
-    fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top, faces) for s in sides]
+    fits = [_side_costs(s, rect, foot, heights, camera_height_mm, deltas, from_top, faces, shadows) for s in sides]
     cost = np.sum([f[0] for f in fits], axis=0) * wall_weight
     if faces is not None:
         cost = cost + _size_cost(heights, camera_height_mm, faces[1], side_sigma_mm)
@@ -471,7 +621,8 @@ def fit_box(sample: Sampler, start: TableRect, foot_mm: np.ndarray, camera_heigh
                 # the start put it (the colours' boundary), the silhouette's wall added.
                 placed.append((width if (from_top and s.near) else 0.0, 0.0, 0.0))
                 continue
-            placed.append(_refine_line(s, (float(span[0]), float(span[1])), float(f[1][best]), width, from_top))
+            placed.append(_refine_line(s, (float(span[0]), float(span[1])), float(f[1][best]), width, from_top,
+                                       float(f[2][best])))
         new = _moved(rect, placed)
         slack = max((float(wall_width_mm(s.foot_distance_mm, h, camera_height_mm)) for s in sides), default=0.0)
         return new if _sane(new, rect, slack if from_top else 0.0) else None
@@ -482,7 +633,7 @@ def fit_box(sample: Sampler, start: TableRect, foot_mm: np.ndarray, camera_heigh
     # and the height chosen again. (A pass re-placing the sides at the same height in between
     # changed no figure of `bench vision --seed 1` and cost a fifth of the time.)
     sides, fits, cost = _assess(sample, start, foot, camera_height_mm, px_per_mm, heights, wide, start_is_top,
-                                WALL_WEIGHT_FIT, adjoining)
+                                WALL_WEIGHT_FIT, adjoining, shadows=True)
     rect = refine(start, sides, fits, cost, heights, start_is_top)
     placed_for = float(heights[int(np.argmin(cost))])
     for attempt in range(2):
@@ -495,7 +646,7 @@ def fit_box(sample: Sampler, start: TableRect, foot_mm: np.ndarray, camera_heigh
             break  # a plate moves a wall by a few tenths of a mm: the edges stand
         only = np.array([settled])
         sides, fits, cost = _assess(sample, rect, foot, camera_height_mm, px_per_mm, only, narrow, adjoining=adjoining,
-                                    side_sigma_mm=side_sigma_mm)
+                                    side_sigma_mm=side_sigma_mm, shadows=True)
         rect = refine(rect, sides, fits, cost, only, False)
         placed_for = settled
     best = int(np.argmin(cost))

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, TableRect, fit_box, normal_cdf, snap_side, step_fit,
-                                       top_face, wall_penalty, wall_width_mm)
+from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, TableRect, fit_box, normal_cdf, shadow_penalty, snap_side,
+                                       step_fit, top_face, wall_and_shadow_fit, wall_penalty, wall_width_mm, with_shadows)
 
 FOOT = np.array([0.0, 0.0])
 CZ = 1100.0
@@ -73,11 +73,15 @@ class PaintedTable:
     """The cast view of one brick on a plain table, blurred like a camera: colour at any table point."""
 
     def __init__(self, footprint: TableRect, height_mm: float, top=(200.0, 30.0, -20.0), walls=(120.0, 18.0, -12.0),
-                 table=(90.0, -5.0, 5.0), px_per_mm: float = 1.4) -> None:
+                 table=(90.0, -5.0, 5.0), px_per_mm: float = 1.4, shadow_per_mm: np.ndarray | None = None,
+                 shadow_light: float = 0.3) -> None:
         self.footprint, self.height = footprint, height_mm
         self.top_rect = footprint.scaled_about(FOOT, CZ / (CZ - height_mm))
         self.top, self.walls, self.table = (np.array(v) for v in (top, walls, table))
         self.px_per_mm = px_per_mm
+        # a lamp's shadow on the table: the footprint swept by the shadow's reach per mm of height
+        self.shadow = None if shadow_per_mm is None else np.asarray(shadow_per_mm, float) * height_mm
+        self.shadow_light = shadow_light
         rng = np.random.default_rng(0)
         self.offsets = rng.normal(0.0, EDGE_BLUR_PX / px_per_mm, (48, 2))
 
@@ -100,6 +104,12 @@ class PaintedTable:
         for off in self.offsets:  # blur: the mean over jittered points
             p = pts + off
             colour = np.broadcast_to(self.table, (len(p), 3)).copy()
+            if self.shadow is not None:
+                shade = np.zeros(len(p), bool)
+                for t in np.linspace(0.0, 1.0, 25):
+                    shade |= self._inside(TableRect(self.footprint.centre + t * self.shadow, self.footprint.axis,
+                                                    self.footprint.half_mm), p)
+                colour[shade] = self.shadow_light * self.table
             colour[self._hull(p)] = self.walls
             colour[self._inside(self.top_rect, p)] = self.top
             out += colour
@@ -117,6 +127,61 @@ def test_a_painted_brick_gives_back_its_footprint_and_height(height_mm):
     assert fit.height_mm == pytest.approx(height_mm, abs=PLATE_MM / 2)
     assert np.abs(fit.footprint.corners() - footprint.corners()).max() < 0.5
     assert fit.height_confidence > 0.9
+
+
+@pytest.mark.parametrize("height_mm", [9.6, 19.2, 28.8])
+def test_a_lamps_deep_shadow_along_a_near_wall_is_not_read_as_more_wall(height_mm):
+    # A white brick under a lamp beyond it: its walls facing the camera are in shade, and its
+    # shadow (0.4 mm a mm of height, a third of the table's light) lies along them, towards the
+    # camera's foot. Fitted as top | wall | table, wall and shadow together read as a wall a
+    # brick or two taller (as a path-traced white 2x4 of 9.6 mm read 25.6).
+    axis = np.array([math.cos(math.radians(20)), math.sin(math.radians(20))])
+    footprint = TableRect(np.array([260.0, 180.0]), axis, (15.9, 7.9))
+    towards_foot = -footprint.centre / np.linalg.norm(footprint.centre)
+    painted = PaintedTable(footprint, height_mm, top=(235.0, 0.0, 0.0), walls=(110.0, 0.0, 0.0),
+                           table=(120.0, -6.0, 8.0), shadow_per_mm=0.4 * towards_foot)
+    start = TableRect(painted.top_rect.centre + [0.6, -0.4], axis, (15.4, 7.5))
+    fit = fit_box(painted, start, FOOT, CZ, lambda p, d: painted.px_per_mm, start_is_top=True)
+    assert fit is not None
+    assert fit.height_mm == pytest.approx(height_mm, abs=PLATE_MM / 2)
+    assert np.abs(fit.footprint.corners() - footprint.corners()).max() < 0.6
+
+
+def test_the_wall_and_shadow_fit_is_the_step_fit_of_its_three_edges():
+    rng = np.random.default_rng(3)
+    u = np.arange(-4.0, 20.0, 0.25)
+    for shared_outer in (True, False):
+        outer = rng.uniform(0.5, 6.0, (1, 5)).repeat(4, axis=0) if shared_outer else rng.uniform(0.5, 6.0, (4, 5))
+        walls = np.stack([outer - rng.uniform(0.5, 3.0, (4, 5)), outer], axis=-1)  # (heights, placements, 2)
+        for profiles in (rng.normal(100, 30, (len(u), 3)), rng.normal(100, 30, (4, len(u), 3))):
+            sse, levels = wall_and_shadow_fit(profiles, u, walls, 0.6)
+            edges = with_shadows(walls.reshape(-1, 2))
+            each = profiles if profiles.ndim == 2 else np.repeat(profiles, len(edges) // 4, axis=0)
+            sse_step, levels_step = step_fit(each, u, edges, 0.6)
+            assert np.allclose(sse.reshape(-1), sse_step, rtol=1e-9, atol=1e-6)
+            assert np.allclose(levels.reshape(-1, 4, 3), levels_step, atol=1e-4)
+
+
+def test_a_shadow_is_the_tables_colour_with_less_light_and_darker_than_its_wall():
+    edges = np.array([[0.0, 3.0, 8.0]] * 4)
+    table = np.array([120.0, -6.0, 8.0])
+    top, wall = np.array([235.0, 0.0, 0.0]), np.array([110.0, 0.0, 0.0])
+    shadow = 0.3 * table
+    green_wall = np.array([40.0, -20.0, -15.0])  # a dark wall of another colour, taken for a shadow
+    pale = 0.8 * table  # a light shade: not told from the table
+    as_dark_as_wall = np.array([100.0, -5.0, 6.7])  # a wall's outer part: no darker than the wall
+    levels = np.stack([np.stack([top, wall, s, table]) for s in (shadow, green_wall, pale, as_dark_as_wall)])
+    penalty = shadow_penalty(levels, edges)
+    assert penalty[0] == pytest.approx(0.0, abs=1e-6)
+    assert all(p > 1000.0 for p in penalty[1:])
+    # On wood, a tower's dark green course under its yellow top: dark, so little colour in
+    # absolute terms, but of another chromaticity than the wood's. Its cost outweighs a whole
+    # profile's misfit (5-10 thousand in these units), not a fraction of it.
+    wood, yellow = np.array([103.0, 16.6, -15.0]), np.array([200.0, 10.0, -45.0])
+    course = np.array([38.0, -6.5, -3.7])
+    wood_levels = np.stack([np.stack([yellow, 0.5 * yellow, s, wood]) for s in (0.3 * wood, course)])
+    on_wood = shadow_penalty(wood_levels, edges[:2])
+    assert on_wood[0] == pytest.approx(0.0, abs=1e-6) and on_wood[1] > 10000.0
 
 
 def test_profiles_that_cross_an_adjoining_part_of_a_wall_are_left_out():
