@@ -461,23 +461,13 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
     if side.near:
         widths = (-side.foot_distance_mm * heights / camera_height_mm if from_top
                   else wall_width_mm(side.foot_distance_mm, heights, camera_height_mm))
-        walls = _edges(side, deltas, widths, from_top).reshape(len(heights), len(deltas), 2)
-        shadow_widths = SHADOW_WIDTHS_MM if side.shadow_reach else SHADOW_WIDTHS_MM[:1]
-        sse, levels = wall_and_shadow_fit(means[0] if shared else means, side.u_mm, walls, side.sigma_mm,
-                                          shadow_widths)
-        n_shadows = len(shadow_widths)
-        edges, levels = with_shadows(walls.reshape(-1, 2), shadow_widths), levels.reshape(-1, 4, levels.shape[-1])
-        sse = sse.reshape(-1) + wall_penalty(levels, edges) + shadow_penalty(levels, edges)
-        # A shadow is told from more wall only with table beyond it, and it is no longer than a
-        # lamp above the table casts from a box this tall (a low brick "with a long shadow" is
-        # a tower's lower courses, or any wall darker than its top).
-        reach = np.repeat(heights * SHADOW_PER_HEIGHT_MOST, len(deltas) * n_shadows)
-        told = (edges[:, 2] <= side.u_mm[-1] - 1.0) & (edges[:, 2] - edges[:, 1] <= reach)
-        sse = np.where(told | (edges[:, 2] <= edges[:, 1]), sse, np.inf)
-        sse = sse.reshape(len(heights), len(deltas), n_shadows)
-        which = np.argmin(sse, axis=2)
-        shadow_mm = shadow_widths[which]
-        sse = np.take_along_axis(sse, which[..., None], axis=2)[..., 0]
+        edges = _edges(side, deltas, widths, from_top)
+        if side.shadow_reach:
+            sse, shadow_mm = _shadowed_side(side, means[0] if shared else means, edges, heights, len(deltas))
+        else:
+            profiles = means[0] if shared else np.repeat(means, len(deltas), axis=0)
+            sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
+            sse = (sse + wall_penalty(levels, edges)).reshape(len(heights), len(deltas))
     elif shared:  # the top's edge alone: the same fit for every height
         sse = np.broadcast_to(step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)[0],
                               (len(heights), len(deltas)))
@@ -497,6 +487,25 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
     variance = max(float(per_h.min()) / (core * lines.shape[2]), NOISE_FLOOR ** 2)
     chi = (per_h - per_h.min()) / variance * independent / len(side.u_mm) / 2
     return chi, deltas[best], shadow_mm[rows, best]
+
+
+def _shadowed_side(side: SideProfile, profiles: np.ndarray, edges: np.ndarray, heights: np.ndarray, n_deltas: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """A near side reaching past a deep shadow: per height and placement of its wall (`edges`,
+    (H * D, 2)), the misfit of the best shadow beyond it and that shadow's width (H, D) each."""
+    walls = edges.reshape(len(heights), n_deltas, 2)
+    sse, levels = wall_and_shadow_fit(profiles, side.u_mm, walls, side.sigma_mm)
+    n_shadows = len(SHADOW_WIDTHS_MM)
+    edges3, levels = with_shadows(edges), levels.reshape(-1, 4, levels.shape[-1])
+    sse = sse.reshape(-1) + wall_penalty(levels, edges3) + shadow_penalty(levels, edges3)
+    # A shadow is told from more wall only with table beyond it, and it is no longer than a lamp
+    # above the table casts from a box this tall (a low brick "with a long shadow" is a tower's
+    # lower courses, or any wall darker than its top).
+    reach = np.repeat(heights * SHADOW_PER_HEIGHT_MOST, n_deltas * n_shadows)
+    told = (edges3[:, 2] <= side.u_mm[-1] - 1.0) & (edges3[:, 2] - edges3[:, 1] <= reach)
+    sse = np.where(told | (edges3[:, 2] <= edges3[:, 1]), sse, np.inf).reshape(len(heights), n_deltas, n_shadows)
+    which = np.argmin(sse, axis=2)
+    return np.take_along_axis(sse, which[..., None], axis=2)[..., 0], SHADOW_WIDTHS_MM[which]
 
 
 def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, width_mm: float, from_top: bool,
