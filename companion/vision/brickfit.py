@@ -14,10 +14,10 @@ sampled straight from the camera image at sub-pixel steps and averaged along the
 with blurred steps between flat levels: top | wall | table on the near sides, top | table on the
 far ones; while the sides are placed, a near side whose profiles fall as dark as a lamp's shadow
 is fitted as top | wall | shadow | table, the shadow the table's colour with less light (read as
-wall, it made a brick a brick or two taller). The edges' positions, fitted in three pieces per side, give each side's line and the
-four lines the silhouette's rectangle; for each height (plate steps) the near sides' walls are
-taken off it to leave the top face, whose size must be a brick's scaled by k: that, and how well
-the walls of that height explain the profiles, choose the height. Pure numpy: the image is
+wall, it made a brick a brick or two taller). The edges' positions, fitted in three pieces per
+side, give each side's line and the four lines the silhouette's rectangle; for each height (plate
+steps) the near sides' walls are taken off it to leave the top face, whose size must be a brick's
+scaled by k: that, and how well the walls of that height explain the profiles, choose the height. Pure numpy: the image is
 reached through a sampling function.
 """
 
