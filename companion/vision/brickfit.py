@@ -17,8 +17,8 @@ is fitted as top | wall | shadow | table, the shadow the table's colour with les
 wall, it made a brick a brick or two taller). The edges' positions, fitted in three pieces per
 side, give each side's line and the four lines the silhouette's rectangle; for each height (plate
 steps) the near sides' walls are taken off it to leave the top face, whose size must be a brick's
-scaled by k: that, and how well the walls of that height explain the profiles, choose the height. Pure numpy: the image is
-reached through a sampling function.
+scaled by k: that, and how well the walls of that height explain the profiles, choose the height.
+Pure numpy: the image is reached through a sampling function.
 """
 
 from __future__ import annotations

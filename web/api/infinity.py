@@ -36,16 +36,14 @@ def get_template():
     if target is None and point is None:
         raise bad("target", "the Main Target (or x, y for no-target ammunition)")
     reactions = {}
-    for key, value in request.args.items():
+    for key in request.args:
         if key.startswith("dodge_"):
             try:
-                unit, ph = int(key[6:]), int(value)
+                unit = int(key[6:])
             except ValueError:
                 raise bad(key, "dodge_<unit id>=<PH>") from None
-            low, high = ATTRIBUTE_RANGE  # an attribute, as sv (a PH of 999 made every die a critical)
-            if not low <= ph <= high:
-                raise bad(key, f"PH {ph} is not {low} to {high}")
-            reactions[unit] = {"dodge_ph": ph}
+            # an attribute, as sv (a PH of 999 made every die a critical)
+            reactions[unit] = {"dodge_ph": arg_int(key, None, *ATTRIBUTE_RANGE)}
     result = template_attack(table, arg_int("attacker"), arg_int("target") if target is not None else None, point,
                              diameter / 2,
                              arg_int("sv", 13, *ATTRIBUTE_RANGE) + clamp_mods(arg_int("mods", 0, *MODS_RANGE)),
