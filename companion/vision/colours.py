@@ -35,6 +35,10 @@ HIGHLIGHT_COST = 0.3  # what explaining a colour by a white highlight costs, per
 # A wall faces sideways: in the lamp's light or turned from it, its shading relative to the paper
 # lies anywhere from deep shade to a top's.
 WALL_SHADE = (0.05, 1.6)
+# A paper the camera clipped reads at its ceiling, however much light falls on it: faces are then
+# darker against the real paper than against what it reads, by up to this much (an auto-exposure
+# metering a dark table to mid grey put the path-traced paper at 1.1-2.9 times the ceiling).
+PAPER_HEADROOM = 3.0
 CLIPPED = 0.98  # a display value this high is the camera's ceiling, not the colour
 WALL_HUE_LEAST = 0.25  # a wall's `hue_of` from which it names the hue (see `name_colour`)
 
@@ -69,17 +73,20 @@ def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     names = list(palette)
     albedo = srgb_to_linear(np.array([palette[n] for n in names], float))  # (P, 3)
     # observed ~ s albedo + w by least squares (2 x 2 normal equations per colour), and without
-    # the highlight; s kept to the shade, w to what is left (>= 0)
-    aa, a1 = (albedo * albedo).sum(axis=1), albedo.sum(axis=1)
-    ao, o1 = albedo @ observed, float(observed.sum())
-    det = np.maximum(3 * aa - a1 * a1, 1e-12)
-    s_free = (3 * ao - a1 * o1) / det
+    # the highlight; s kept to the shade, w to what is left (>= 0). With one channel clipped the
+    # fit is made on the other two (an orange top whose red clipped: its red says nothing of s).
+    used = (~clipped).astype(float) if int(clipped.sum()) == 1 else np.ones(3)
+    n_used = float(used.sum())
+    aa, a1 = (albedo * albedo) @ used, albedo @ used
+    ao, o1 = albedo @ (used * observed), float(used @ observed)
+    det = np.maximum(n_used * aa - a1 * a1, 1e-12)
+    s_free = (n_used * ao - a1 * o1) / det
     s_only = ao / np.maximum(aa, 1e-12)
     costs = np.full(len(names), np.inf)
     for s_try in (s_free, s_only):
         s_try = np.clip(s_try, *shade)[:, None]
         left = observed[None, :] - s_try * albedo
-        for w_try in (np.maximum(left.mean(axis=1, keepdims=True), 0.0), np.zeros((len(names), 1))):
+        for w_try in (np.maximum(left @ used[:, None] / n_used, 0.0), np.zeros((len(names), 1))):
             predicted = s_try * albedo + w_try
             misfit = np.where(clipped[None, :] & (predicted >= observed[None, :]), 0.0, observed[None, :] - predicted)
             cost = (np.linalg.norm(misfit, axis=1) / scale
@@ -137,11 +144,14 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     top the camera clipped), the wall's costs are added, in any shade a wall takes: the top says
     the brick is bright; a wall of a hue (`WALL_HUE_LEAST`) says which, and the top's white is
     then the lamp's (free); a wall of none leaves white or gray to the top's lightness and to how
-    light the wall is."""
+    light the wall is. A paper the camera clipped is a floor, not a level: the faces may then be
+    lit up to PAPER_HEADROOM times brighter than it reads (a clipped gray top had to be white)."""
     hued = wall_rgb is not None and hue_of(wall_rgb, paper_rgb) >= WALL_HUE_LEAST
-    costs = colour_costs(top_rgb, paper_rgb, light, palette, highlight_cost=0.0 if hued else HIGHLIGHT_COST)
+    room = PAPER_HEADROOM if clipped_top(paper_rgb) else 1.0
+    costs = colour_costs(top_rgb, paper_rgb, light, palette, (TOP_SHADE[0], TOP_SHADE[1] * room),
+                         highlight_cost=0.0 if hued else HIGHLIGHT_COST)
     if wall_rgb is not None:
-        wall = colour_costs(wall_rgb, paper_rgb, light, palette, WALL_SHADE)
+        wall = colour_costs(wall_rgb, paper_rgb, light, palette, (WALL_SHADE[0], WALL_SHADE[1] * room))
         costs = {n: c + wall[n] for n, c in costs.items()}
     scored = sorted((c, n) for n, c in costs.items())
     best, second = scored[0][0], scored[1][0] if len(scored) > 1 else math.inf

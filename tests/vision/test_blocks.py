@@ -397,8 +397,10 @@ def test_a_top_the_glare_paled_without_clipping_is_named_by_its_hued_walls(name)
 
 @pytest.mark.parametrize("name", ["orange", "red", "yellow"])
 def test_a_top_clipped_in_one_channel_is_named_with_its_walls(name):
-    """Overexposed, an orange top's red clips and its green keeps rising: alone it reads yellow
-    (the ratio of its channels is gone); its walls in shade keep it. Red and yellow stay theirs."""
+    """Overexposed, an orange top's red clips and its green keeps rising: the ratio of its
+    channels is gone, its walls in shade keep it. Red and yellow stay theirs. The top alone is
+    fitted on the channels it has left, against a paper clipped too (a floor, not a level: it
+    had read yellow)."""
     from companion.vision.colours import name_colour, naming_wall, srgb_to_linear
     albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
     warm = np.array([1.0, 0.86, 0.66])
@@ -407,8 +409,38 @@ def test_a_top_clipped_in_one_channel_is_named_with_its_walls(name):
         top = encode(albedo * warm * exposure)
         wall = naming_wall(top, encode(albedo * warm * 0.4), paper)
         assert name_colour(top, paper, 1.0, wall_rgb=wall)[0] == name, exposure
-    if name == "orange":
-        assert name_colour(top, paper)[0] == "yellow"  # the top alone, at x2.5
+        assert name_colour(top, paper)[0] == name, exposure
+
+
+@pytest.mark.parametrize("name", ["gray", "white", "black"])
+def test_neutral_tops_are_named_against_a_paper_the_camera_clipped(name):
+    """An auto-exposure metering a dark table to mid grey puts the anchors' paper at 1.5-3 times
+    the camera's ceiling: it reads 255 however bright it is, and a gray top in the same light
+    reads 238-255, as bright as the paper reads. Against a clipped paper a face may be lit up to
+    PAPER_HEADROOM times what the paper reads: gray had to be white (its shade against the paper
+    capped at 1.6), and stays gray with its walls; white and black stay theirs."""
+    from companion.vision.colours import name_colour, naming_wall, srgb_to_linear
+    albedo = srgb_to_linear(np.array(LEGO_RGB[name])) / srgb_to_linear(PAPER_ALBEDO)
+    paper = encode(np.ones(3))
+    for exposure in (1.5, 2.0, 2.8):  # the paper's light, in camera ceilings
+        top = encode(albedo * exposure)
+        wall = naming_wall(top, encode(albedo * exposure * 0.3), paper)
+        assert name_colour(top, paper, 1.0, wall_rgb=wall)[0] == name, exposure
+
+
+@pytest.mark.parametrize("exposure", [1.5, 2.0, 2.5])
+def test_an_orange_top_clipped_in_red_under_a_sheen_is_orange(exposure):
+    """Path traced, an orange 2x2 read (251, 221, 89) with walls of (164, 118, 60): its red clipped,
+    a little of the lamp's white on it, its walls lit by the room's grey as well as its own hue.
+    Fitted on all three channels the clipped red pulled the shade down and the top read yellow;
+    fitted on green and blue it is orange."""
+    from companion.vision.colours import name_colour, naming_wall, srgb_to_linear
+    albedo = srgb_to_linear(np.array(LEGO_RGB["orange"])) / srgb_to_linear(PAPER_ALBEDO)
+    paper = encode(np.ones(3))
+    wall = encode(albedo * 0.35 + 0.08)
+    for sheen in (0.05, 0.1, 0.15):
+        top = encode(albedo * exposure + sheen)
+        assert name_colour(top, paper, 1.0, wall_rgb=naming_wall(top, wall, paper))[0] == "orange", sheen
 
 
 def test_a_glossy_orange_top_is_told_from_skin_by_its_walls():
