@@ -224,7 +224,7 @@ class BlockFinder:
             tower = _fit_tower(c, one)
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
-        parts, parts_agreement = _fit_parts(c)
+        parts, parts_agreement = _fit_parts(c, c.parts)
         if parts:
             # Touching bricks of other colours, or a tower's top with the bands of its walls'
             # other colours split off as low neighbours. The tower fitted to the outline is taken
@@ -247,7 +247,40 @@ class BlockFinder:
             return arms
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
         tower = _fit_tower(c)
-        return [] if tower is None else [tower]
+        if tower is not None:
+            return [tower]
+        # Last, touching bricks of near colours (red beside orange under a warm lamp) that the
+        # usual split took for one: split finer, they stand only when every part is a brick of a
+        # colour of its own, none of them another's wall in shade, and none the table in shade (a
+        # finer split also parts a brick's top from its walls and its shadow on a gray mat, which
+        # `shaded` cannot tell from a black brick, or a tower's courses).
+        finer = c.finer_parts
+        bricks, _ = _fit_parts(c, finer)
+        table = np.median(c.table_fine[c.blob > 0], axis=0)
+        if (finer is None or len(bricks) < len(finer.cores) or len({b.color for b in bricks}) < len(bricks)
+                or _a_wall_of_another(c, bricks) or any(could_be_shade(b.top_bgr, table) for b in bricks)):
+            return []
+        return bricks
+
+
+# Two tops of near colours under one lamp: the darker has at least this share of the other's light
+# (a red top has 0.57 of an orange one's, path traced; the split-off wall of a blue brick 0.04).
+FINER_TOPS_LIGHT = 0.35
+
+
+def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
+    """Whether two parts of a finer split are colours the usual margin joins (`chroma_tolerance`)
+    and one has under FINER_TOPS_LIGHT of the other's light: a brick's top and its own wall in
+    deep shade, not two tops facing the same lamp."""
+    apart = chroma_tolerance(np.median(c.fine[c.blob > 0], axis=0))
+    tops = [np.asarray(b.top_bgr, np.float64) for b in bricks]
+    for i, a in enumerate(tops):
+        for b in tops[i + 1:]:
+            near = float(np.linalg.norm(chromaticity(a) - chromaticity(b))) < apart
+            light_a, light_b = float(_linear(a).sum()), float(_linear(b).sum())
+            if near and min(light_a, light_b) < FINER_TOPS_LIGHT * max(light_a, light_b):
+                return True
+    return False
 
 
 @dataclass(frozen=True, eq=False)
@@ -276,6 +309,11 @@ class _Candidate:
         return colour_parts(self.fine, self.blob, (self.diff > self.level).astype(np.uint8))
 
     @cached_property
+    def finer_parts(self) -> "ColourParts | None":
+        """The candidate split with a narrower margin between colours (`FINER_APART`)."""
+        return colour_parts(self.fine, self.blob, (self.diff > self.level).astype(np.uint8), FINER_APART)
+
+    @cached_property
     def tall_on_outline(self) -> Placed | None:
         """The tower its outline fits best (`_tall_on_outline`): a touching fit's two comparisons
         with a tower ask for the same one."""
@@ -284,13 +322,12 @@ class _Candidate:
 
 # --- the fits a candidate is tried with ------------------------------------------------------------
 
-def _fit_parts(c: _Candidate) -> tuple[list[FoundBlock], float]:
+def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBlock], float]:
     """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
     together on the colour map (`touching.fit_touching`: each hides part of its neighbours), and
     the share of the map's points that fit predicts right. Empty unless two parts or more are
     bricks that explain their own colours."""
     fine, origin = c.fine, c.origin
-    split = c.parts
     if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
         return [], 0.0
     masks, labels = split.cores, split.labels
@@ -801,21 +838,36 @@ def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, t
     share of each channel is the inverse of the table's albedo under the paper's white balance.
     On a table of no hue the two look alike, and it stays a brick. `tint_max`: how far from the
     table's own tint a shade may be at all (a pixel may be a coloured brick's wall too)."""
-    seen = _linear(seen_bgr)[..., ::-1]
+    ratio = _light_ratio(seen_bgr, table_bgr)
     under = np.maximum(_linear(table_bgr)[..., ::-1], 1e-3)
-    ratio = np.maximum(seen / under, 1e-3)
     table_albedo = under / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3) * float(
         srgb_to_linear(PAPER_ALBEDO))
     brick = 1.0 / np.maximum(table_albedo, 1e-3)
-
-    def tint(r: np.ndarray) -> np.ndarray:
-        logs = np.log(r)
-        return logs - logs.mean(axis=-1, keepdims=True)
-
-    ratio_tint = tint(ratio)
+    ratio_tint = _tint(ratio)
     own = np.linalg.norm(ratio_tint, axis=-1)
     return ((ratio.max(axis=-1) <= SHADE_DARKEST) & (own <= tint_max)
-            & (own + SHADE_MARGIN < np.linalg.norm(ratio_tint - tint(brick), axis=-1)))
+            & (own + SHADE_MARGIN < np.linalg.norm(ratio_tint - _tint(brick), axis=-1)))
+
+
+def could_be_shade(seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
+    """Per colour (..., 3) BGR seen over the table's: whether it may be the table in shade (no
+    channel more than SHADE_DARKEST of the table's light, the table's tint to SHADE_TINT), whether
+    or not a black brick would look the same (`shaded` tells the two apart where it can)."""
+    ratio = _light_ratio(seen_bgr, table_bgr)
+    return (ratio.max(axis=-1) <= SHADE_DARKEST) & (np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT)
+
+
+def _light_ratio(seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
+    """Each channel's light seen over the table's, RGB (..., 3), the tone curve undone."""
+    seen = _linear(seen_bgr)[..., ::-1]
+    under = np.maximum(_linear(table_bgr)[..., ::-1], 1e-3)
+    return np.maximum(seen / under, 1e-3)
+
+
+def _tint(ratio: np.ndarray) -> np.ndarray:
+    """A ratio of lights without its brightness (log, mean removed)."""
+    logs = np.log(ratio)
+    return logs - logs.mean(axis=-1, keepdims=True)
 
 
 def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
@@ -996,6 +1048,9 @@ def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np
 
 CHROMA_APART = 12.0  # chromaticity (per cent of the channels' sum): closer is one colour (JPEG keeps colour at a quarter of the pixels)
 MAX_PARTS = 4
+# A finer split's margin, a share of CHROMA_APART: red and orange tops under a warm lamp are ~11
+# apart, each spread by 2-3 (path traced), and the usual margin and noise (~14) join them.
+FINER_APART = 0.5
 MIN_PART_SHARE = 0.05  # of a candidate's pixels, the least a colour of its own has
 
 
@@ -1010,7 +1065,12 @@ def chromaticity(bgr: np.ndarray) -> np.ndarray:
 def chroma_tolerance(bgr: np.ndarray) -> float:
     """How far a colour's chromaticity wanders with noise: further for a dark one (a black brick's
     channels are a few levels each)."""
-    return CHROMA_APART + 800.0 / (float(np.sum(bgr)) + 1.0)
+    return CHROMA_APART + chroma_noise(float(np.sum(bgr)))
+
+
+def chroma_noise(channel_sum: float) -> float:
+    """What noise adds to the chromaticity of a colour whose channels sum to this (8-bit)."""
+    return 800.0 / (channel_sum + 1.0)
 
 
 @dataclass(frozen=True)
@@ -1045,12 +1105,14 @@ def _clusters(points: np.ndarray, k: int, rounds: int = 12) -> tuple[np.ndarray,
     return np.argmin(np.linalg.norm(pts[:, None, :] - c[None], axis=2), axis=1), c
 
 
-def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> ColourParts | None:
+def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray, margin_share: float = 1.0
+                 ) -> ColourParts | None:
     """A candidate's parts of one colour each: the pixels of `seen` (what differs from the table,
     near the candidate `blob`) clustered by chromaticity (a brick's walls are its top's colour in
     shade), clusters nearer than noise moves them merged, a neutral one split by brightness
     (`_split_by_lightness`: white beside black), each cluster's pieces that a brick's narrowest
-    side fits in. None when the candidate is one colour."""
+    side fits in. None when the candidate is one colour. `margin_share` < 1: a finer split (the
+    margin between colours narrowed, each pair judged by the darker one's noise)."""
     smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
     inside = np.flatnonzero(blob.ravel())
     if len(inside) < 50:
@@ -1064,9 +1126,21 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
     # along the edge between a red and a yellow brick would make the two one colour.)
     apart = chroma_tolerance(np.median(smooth.reshape(-1, 3)[inside], axis=0))
     sizes = np.bincount(assigned, minlength=len(centres))
+    if margin_share < 1.0:
+        # A finer split narrows the margin, not the noise: the darker colour of a pair sets it
+        # whole (a white brick's wall in shade wanders as far as any dark colour).
+        sums = smooth.reshape(-1, 3)[inside][::step].astype(np.float64).sum(axis=1)
+        light = [float(np.median(sums[assigned == i])) if sizes[i] else 0.0 for i in range(len(centres))]
+
+    def within(i: int, j: int) -> bool:
+        gap = float(np.linalg.norm(centres[i] - centres[j]))
+        if margin_share >= 1.0:
+            return gap < apart
+        return gap < margin_share * CHROMA_APART + chroma_noise(min(light[i], light[j]))
+
     groups: list[list[int]] = []
     for i in np.argsort(-sizes):
-        reach = [g for g in groups if np.linalg.norm(centres[i] - centres[g[0]]) < apart]
+        reach = [g for g in groups if within(int(i), g[0])]
         if reach:
             reach[0].append(int(i))
         else:
@@ -1103,7 +1177,14 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray) -> Colour
     labels = np.where(near > 0, UNKNOWN, TABLE).astype(np.int32)
     # A colour no brick has (a shadow on the table, the table blended into an edge) is not brick:
     # scored as table, so that no brick grows into it unpunished.
-    labels[np.isin(grouped, [gi for gi in range(count_groups) if gi not in core_group])] = TABLE
+    # On a finer split, a colour with no core that the usual margin joins to a part's is that part
+    # in other light (a tall brick's wall over its neighbour): unknown, not table. (The usual
+    # split's colours are all that margin apart.)
+    cored = [representatives[g] for g in set(core_group) if g < len(representatives)]
+    coreless = [gi for gi in range(count_groups) if gi not in core_group]
+    in_shade = [gi for gi in coreless if gi < len(representatives)
+                and any(np.linalg.norm(representatives[gi] - r) < apart for r in cored)]
+    labels[np.isin(grouped, [gi for gi in coreless if gi not in in_shade])] = TABLE
     for gi in range(count_groups):
         # A colour's points go to its core when they touch only that one; slivers a few pixels
         # wide (a bright brick's edge blurred into the table reads as gray) go to none.
