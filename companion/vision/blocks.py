@@ -256,9 +256,10 @@ class BlockFinder:
         # `shaded` cannot tell from a black brick, or a tower's courses).
         finer = c.finer_parts
         bricks, _ = _fit_parts(c, finer)
+        if not bricks or finer is None or len(bricks) < len(finer.cores) or len({b.color for b in bricks}) < len(bricks):
+            return []
         table = np.median(c.table_fine[c.blob > 0], axis=0)
-        if (finer is None or len(bricks) < len(finer.cores) or len({b.color for b in bricks}) < len(bricks)
-                or _a_wall_of_another(c, bricks) or any(could_be_shade(b.top_bgr, table) for b in bricks)):
+        if _a_wall_of_another(c, bricks) or any(could_be_shade(b.top_bgr, table) for b in bricks):
             return []
         return bricks
 
@@ -306,12 +307,17 @@ class _Candidate:
     def parts(self) -> "ColourParts | None":
         """The candidate split by colour (`colour_parts`, a k-means): the touching bricks' fit and
         the tower's tops both ask for it."""
-        return colour_parts(self.fine, self.blob, (self.diff > self.level).astype(np.uint8))
+        return colour_parts(self.fine, self.blob, self.differing)
 
     @cached_property
     def finer_parts(self) -> "ColourParts | None":
         """The candidate split with a narrower margin between colours (`FINER_APART`)."""
-        return colour_parts(self.fine, self.blob, (self.diff > self.level).astype(np.uint8), FINER_APART)
+        return colour_parts(self.fine, self.blob, self.differing, FINER_APART)
+
+    @cached_property
+    def differing(self) -> np.ndarray:
+        """Where the cut-out differs from the table by the frame's level (uint8 mask)."""
+        return (self.diff > self.level).astype(np.uint8)
 
     @cached_property
     def tall_on_outline(self) -> Placed | None:
@@ -838,8 +844,8 @@ def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, t
     share of each channel is the inverse of the table's albedo under the paper's white balance.
     On a table of no hue the two look alike, and it stays a brick. `tint_max`: how far from the
     table's own tint a shade may be at all (a pixel may be a coloured brick's wall too)."""
-    ratio = _light_ratio(seen_bgr, table_bgr)
-    under = np.maximum(_linear(table_bgr)[..., ::-1], 1e-3)
+    under = _table_light(table_bgr)
+    ratio = _light_ratio(seen_bgr, under)
     table_albedo = under / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3) * float(
         srgb_to_linear(PAPER_ALBEDO))
     brick = 1.0 / np.maximum(table_albedo, 1e-3)
@@ -853,15 +859,18 @@ def could_be_shade(seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
     """Per colour (..., 3) BGR seen over the table's: whether it may be the table in shade (no
     channel more than SHADE_DARKEST of the table's light, the table's tint to SHADE_TINT), whether
     or not a black brick would look the same (`shaded` tells the two apart where it can)."""
-    ratio = _light_ratio(seen_bgr, table_bgr)
+    ratio = _light_ratio(seen_bgr, _table_light(table_bgr))
     return (ratio.max(axis=-1) <= SHADE_DARKEST) & (np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT)
 
 
-def _light_ratio(seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
-    """Each channel's light seen over the table's, RGB (..., 3), the tone curve undone."""
-    seen = _linear(seen_bgr)[..., ::-1]
-    under = np.maximum(_linear(table_bgr)[..., ::-1], 1e-3)
-    return np.maximum(seen / under, 1e-3)
+def _table_light(table_bgr: np.ndarray) -> np.ndarray:
+    """The table's light, RGB (..., 3), the tone curve undone (kept off zero)."""
+    return np.maximum(_linear(table_bgr)[..., ::-1], 1e-3)
+
+
+def _light_ratio(seen_bgr: np.ndarray, under: np.ndarray) -> np.ndarray:
+    """Each channel's light seen over the table's (`_table_light`), RGB (..., 3)."""
+    return np.maximum(_linear(seen_bgr)[..., ::-1] / under, 1e-3)
 
 
 def _tint(ratio: np.ndarray) -> np.ndarray:
@@ -1179,12 +1188,13 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray, margin_sh
     # scored as table, so that no brick grows into it unpunished.
     # On a finer split, a colour with no core that the usual margin joins to a part's is that part
     # in other light (a tall brick's wall over its neighbour): unknown, not table. (The usual
-    # split's colours are all that margin apart.)
-    cored = [representatives[g] for g in set(core_group) if g < len(representatives)]
+    # split's colours are all that margin apart: no such colour.)
     coreless = [gi for gi in range(count_groups) if gi not in core_group]
-    in_shade = [gi for gi in coreless if gi < len(representatives)
-                and any(np.linalg.norm(representatives[gi] - r) < apart for r in cored)]
-    labels[np.isin(grouped, [gi for gi in coreless if gi not in in_shade])] = TABLE
+    if margin_share < 1.0:
+        cored = [representatives[g] for g in set(core_group) if g < len(representatives)]
+        coreless = [gi for gi in coreless if gi >= len(representatives)
+                    or not any(np.linalg.norm(representatives[gi] - r) < apart for r in cored)]
+    labels[np.isin(grouped, coreless)] = TABLE
     for gi in range(count_groups):
         # A colour's points go to its core when they touch only that one; slivers a few pixels
         # wide (a bright brick's edge blurred into the table reads as gray) go to none.
