@@ -28,20 +28,17 @@ INF = np.inf
 FLOOR_RGB = np.array([0.18, 0.17, 0.16])
 SKIN_RGB = np.array([0.87, 0.66, 0.53])
 AMBIENT = 0.45
+SHADOW_OFFSET_MM = 0.01  # a shadow ray starts this far off its surface, so it does not hit it again
 
-# (hit distances (N,), shaded colours (N, 3)) for N rays; distance inf where the ray misses.
-Hit = tuple[np.ndarray, np.ndarray]
+# (hit distances (N,), albedos (N, 3), unit normals (N, 3)) for N rays; distance inf where the ray
+# misses. Primitives only say what a ray meets; `_cast` lights it (lamps, their shadows).
+Hit = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
 class _Primitive:
     corners_mm: np.ndarray  # (8, 3) bounding box, for the pixel region it can touch
-    intersect: Callable[[np.ndarray, np.ndarray], Hit]
-
-
-def _shade(albedo: np.ndarray, normals: np.ndarray, light: np.ndarray) -> np.ndarray:
-    lambert = np.clip(normals @ light, 0.0, 1.0)
-    return albedo * (AMBIENT + (1 - AMBIENT) * lambert)[:, None]
+    intersect: Callable[[np.ndarray, np.ndarray], Hit]  # ray origins (3,) or (N, 3), directions (N, 3)
 
 
 def _rot2(deg: float) -> tuple[float, float]:
@@ -60,7 +57,7 @@ def _slabs(o_local: np.ndarray, d_local: np.ndarray, lo: np.ndarray, hi: np.ndar
     t_far = np.nanmin(tmax, axis=1)
     hit = (t_near <= t_far) & (t_far > 0)
     t = np.where(hit, t_near, INF)
-    p = o_local + d_local[hit] * t_near[hit, None]
+    p = o_local[hit] + d_local[hit] * t_near[hit, None]
     axis = np.nanargmax(tmin[hit], axis=1) if hit.any() else np.zeros(0, int)
     n_local = np.zeros((len(p), 3))
     n_local[np.arange(len(p)), axis] = -np.sign(d_local[hit][np.arange(len(p)), axis])
@@ -68,7 +65,7 @@ def _slabs(o_local: np.ndarray, d_local: np.ndarray, lo: np.ndarray, hi: np.ndar
 
 
 def _box(cx: float, cy: float, half_u: float, half_v: float, z0: float, z1: float, heading_deg: float,
-         albedo_at: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], light: np.ndarray) -> _Primitive:
+         albedo_at: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]) -> _Primitive:
     """An upright box; `heading_deg` is the direction of its local +v axis (a marker's up).
 
     `albedo_at(u, v, face)` gives colours, with face 0 for the top and 1 for the sides.
@@ -79,18 +76,21 @@ def _box(cx: float, cy: float, half_u: float, half_v: float, z0: float, z1: floa
     centre = np.array([cx, cy])
 
     def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
-        o_local = np.array([(origin[:2] - centre) @ right, (origin[:2] - centre) @ up, origin[2]])
+        if origin.ndim == 1:  # the camera's rays (kept as it was first written: the frames stay the same)
+            o_local = np.broadcast_to(np.array([(origin[:2] - centre) @ right, (origin[:2] - centre) @ up,
+                                                origin[2]]), d.shape)
+        else:
+            rel = origin[:, :2] - centre
+            o_local = np.stack([rel @ right, rel @ up, origin[:, 2]], axis=1)
         d_local = np.stack([d[:, :2] @ right, d[:, :2] @ up, d[:, 2]], axis=1)
         t, hit, p, axis, n_local = _slabs(o_local, d_local, np.array([-half_u, -half_v, z0]),
                                           np.array([half_u, half_v, z1]))
-        colour = np.zeros((len(d), 3))
+        albedo, normals = np.zeros((len(d), 3)), np.zeros((len(d), 3))
         if hit.any():
-            normals = np.zeros_like(n_local)
-            normals[:, :2] = n_local[:, :1] * right + n_local[:, 1:2] * up
-            normals[:, 2] = n_local[:, 2]
-            face = np.where(axis == 2, 0, 1)
-            colour[hit] = _shade(albedo_at(p[:, 0], p[:, 1], face), normals, light)
-        return t, colour
+            normals[hit, :2] = n_local[:, :1] * right + n_local[:, 1:2] * up
+            normals[hit, 2] = n_local[:, 2]
+            albedo[hit] = albedo_at(p[:, 0], p[:, 1], np.where(axis == 2, 0, 1))
+        return t, albedo, normals
 
     corners = []
     for du in (-half_u, half_u):
@@ -102,7 +102,7 @@ def _box(cx: float, cy: float, half_u: float, half_v: float, z0: float, z1: floa
 
 
 def _tilted_tile(cx: float, cy: float, top_mm: float, half: float, thickness: float, heading_deg: float,
-                 tilt_deg: float, towards_deg: float, albedo_at: Callable, light: np.ndarray) -> _Primitive:
+                 tilt_deg: float, towards_deg: float, albedo_at: Callable) -> _Primitive:
     """A marker tile tilted by `tilt_deg` about the centre of its top face, its face leaning towards
     `towards_deg`; local u, v on the face as `_box` lays them (v along `heading_deg`)."""
     c, s = _rot2(heading_deg)
@@ -118,23 +118,25 @@ def _tilted_tile(cx: float, cy: float, top_mm: float, half: float, thickness: fl
     half_extent = np.array([half, half, thickness / 2])
 
     def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
-        t, hit, p, axis, n_local = _slabs(axes @ (origin - centre), d @ axes.T, -half_extent, half_extent)
-        colour = np.zeros((len(d), 3))
+        o_local = np.broadcast_to(axes @ (origin - centre), d.shape) if origin.ndim == 1 else (origin - centre) @ axes.T
+        t, hit, p, axis, n_local = _slabs(o_local, d @ axes.T, -half_extent, half_extent)
+        albedo, normals = np.zeros((len(d), 3)), np.zeros((len(d), 3))
         if hit.any():
-            face = np.where((axis == 2) & (n_local[:, 2] > 0), 0, 1)
-            colour[hit] = _shade(albedo_at(p[:, 0], p[:, 1], face), n_local @ axes, light)
-        return t, colour
+            normals[hit] = n_local @ axes
+            albedo[hit] = albedo_at(p[:, 0], p[:, 1], np.where((axis == 2) & (n_local[:, 2] > 0), 0, 1))
+        return t, albedo, normals
 
     corners = np.array([centre + axes.T @ (half_extent * np.array([su, sv, sw]))
                         for su in (-1, 1) for sv in (-1, 1) for sw in (-1, 1)])
     return _Primitive(corners, intersect)
 
 
-def _cylinder(cx: float, cy: float, r: float, z0: float, z1: float, rgb, light: np.ndarray) -> _Primitive:
-    albedo = np.asarray(rgb, float)
+def _cylinder(cx: float, cy: float, r: float, z0: float, z1: float, rgb) -> _Primitive:
+    colour = np.asarray(rgb, float)
 
     def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
-        ox, oy = origin[0] - cx, origin[1] - cy
+        o = np.broadcast_to(origin, d.shape)
+        ox, oy, oz = o[:, 0] - cx, o[:, 1] - cy, o[:, 2]
         a = d[:, 0] ** 2 + d[:, 1] ** 2
         b = 2 * (ox * d[:, 0] + oy * d[:, 1])
         cc = ox * ox + oy * oy - r * r
@@ -145,53 +147,55 @@ def _cylinder(cx: float, cy: float, r: float, z0: float, z1: float, rgb, light: 
         sq = np.sqrt(np.where(ok, disc, 0))
         with np.errstate(divide="ignore", invalid="ignore"):
             t_side = (-b - sq) / (2 * a)
-        z_side = origin[2] + d[:, 2] * t_side
+        z_side = oz + d[:, 2] * t_side
         side = ok & (t_side > 0) & (z_side >= z0) & (z_side <= z1)
         t[side] = t_side[side]
-        px = ox + d[side, 0] * t_side[side]
-        py = oy + d[side, 1] * t_side[side]
+        px = ox[side] + d[side, 0] * t_side[side]
+        py = oy[side] + d[side, 1] * t_side[side]
         normals[side, 0], normals[side, 1] = px / r, py / r
         with np.errstate(divide="ignore", invalid="ignore"):
-            t_top = (z1 - origin[2]) / d[:, 2]
+            t_top = (z1 - oz) / d[:, 2]
         tx = ox + d[:, 0] * t_top
         ty = oy + d[:, 1] * t_top
         top = (t_top > 0) & (tx * tx + ty * ty <= r * r) & (t_top < t)
         t[top] = t_top[top]
         normals[top] = (0, 0, 1)
-        colour = np.zeros((len(d), 3))
-        hit = np.isfinite(t)
-        colour[hit] = _shade(np.broadcast_to(albedo, (hit.sum(), 3)), normals[hit], light)
-        return t, colour
+        albedo = np.zeros((len(d), 3))
+        albedo[np.isfinite(t)] = colour
+        return t, albedo, normals
 
     corners = np.array([(cx + sx * r, cy + sy * r, z) for sx in (-1, 1) for sy in (-1, 1) for z in (z0, z1)])
     return _Primitive(corners, intersect)
 
 
-def _ellipsoid(centre, radii, heading_deg: float, rgb, light: np.ndarray) -> _Primitive:
+def _ellipsoid(centre, radii, heading_deg: float, rgb) -> _Primitive:
     c, s = _rot2(heading_deg)
     axes = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])  # rows: local x, y, z in the table frame
     centre = np.asarray(centre, float)
     radii = np.asarray(radii, float)
-    albedo = np.asarray(rgb, float)
+    colour = np.asarray(rgb, float)
 
     def intersect(origin: np.ndarray, d: np.ndarray) -> Hit:
-        o = (axes @ (origin - centre)) / radii
         dl = (d @ axes.T) / radii
         a = (dl * dl).sum(1)
-        b = 2 * dl @ o
-        cc = o @ o - 1
+        if origin.ndim == 1:
+            o = (axes @ (origin - centre)) / radii
+            b, cc = 2 * dl @ o, o @ o - 1
+        else:
+            o = ((origin - centre) @ axes.T) / radii
+            b, cc = 2 * (dl * o).sum(1), (o * o).sum(1) - 1
         disc = b * b - 4 * a * cc
         ok = disc >= 0
         t_hit = (-b - np.sqrt(np.where(ok, disc, 0))) / (2 * a)
         hit = ok & (t_hit > 0)
         t = np.where(hit, t_hit, INF)
-        colour = np.zeros((len(d), 3))
+        albedo, normals = np.zeros((len(d), 3)), np.zeros((len(d), 3))
         if hit.any():
-            p_local = o + dl[hit] * t_hit[hit, None]
+            p_local = np.broadcast_to(o, dl.shape)[hit] + dl[hit] * t_hit[hit, None]
             n = (p_local / radii) @ axes
-            n /= np.linalg.norm(n, axis=1, keepdims=True)
-            colour[hit] = _shade(np.broadcast_to(albedo, (hit.sum(), 3)), n, light)
-        return t, colour
+            normals[hit] = n / np.linalg.norm(n, axis=1, keepdims=True)
+            albedo[hit] = colour
+        return t, albedo, normals
 
     corners = np.array([centre + (axes.T @ (radii * np.array([sx, sy, sz])))
                         for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
@@ -226,18 +230,16 @@ def _plain(rgb) -> Callable:
 
 def scene_sources(scene: Scene) -> list[tuple[object, list[_Primitive]]]:
     """Every object of the scene (its value: equal values draw the same pixels) with its primitives."""
-    light = np.asarray(scene.light_dir, float)
-    light = light / np.linalg.norm(light)
     out: list[tuple[object, list[_Primitive]]] = []
     for a in scene.anchors:
         bits = marker_bits(scene.dictionary, a.id)
         half = a.size_mm * (bits.shape[0] + 2) / bits.shape[0] / 2  # one module of white around it
         out.append((a, [_box(a.x_mm, a.y_mm, half, half, 0.0, 0.1, a.rotation_deg,
-                             _marker_albedo(bits, a.size_mm, (0.9, 0.9, 0.88)), light)]))
-    out += [(m, _mini_primitives(scene, m, light)) for m in scene.minis]
-    out += [(b, [_brick_primitive(b, light)]) for b in scene.bricks]
-    out += [(h, _hand_primitives(h, light)) for h in scene.hands]
-    out += [(b, [_board_primitive(b, light)]) for b in scene.boards]
+                             _marker_albedo(bits, a.size_mm, (0.9, 0.9, 0.88)))]))
+    out += [(m, _mini_primitives(scene, m)) for m in scene.minis]
+    out += [(b, [_brick_primitive(b)]) for b in scene.bricks]
+    out += [(h, _hand_primitives(h)) for h in scene.hands]
+    out += [(b, [_board_primitive(b)]) for b in scene.boards]
     return out
 
 
@@ -274,7 +276,7 @@ def _board_bitmap(board: "SynthBoard", px_per_mm: int = 8) -> np.ndarray:
     return image
 
 
-def _board_primitive(board: "SynthBoard", light: np.ndarray) -> _Primitive:
+def _board_primitive(board: "SynthBoard") -> _Primitive:
     cols, rows = board.squares
     w, h = cols * board.square_mm, rows * board.square_mm
     bitmap = _board_bitmap(board)
@@ -291,10 +293,10 @@ def _board_primitive(board: "SynthBoard", light: np.ndarray) -> _Primitive:
         return np.where(value[:, None], white, black)
 
     # Heading 90: local up is +y, so the board's top edge is at y + h and its rows run towards -y.
-    return _box(board.x_mm + w / 2, board.y_mm + h / 2, w / 2 + 4, h / 2 + 4, 0.0, 0.1, 90.0, albedo, light)
+    return _box(board.x_mm + w / 2, board.y_mm + h / 2, w / 2 + 4, h / 2 + 4, 0.0, 0.1, 90.0, albedo)
 
 
-def _mini_primitives(scene: Scene, m: SynthMini, light: np.ndarray) -> list[_Primitive]:
+def _mini_primitives(scene: Scene, m: SynthMini) -> list[_Primitive]:
     bits = marker_bits(scene.dictionary, m.id)
     cells = bits.shape[0]
     half_tile = m.marker_mm * (cells + 2 * m.margin_modules) / cells / 2
@@ -303,29 +305,29 @@ def _mini_primitives(scene: Scene, m: SynthMini, light: np.ndarray) -> list[_Pri
     albedo = _marker_albedo(bits, m.marker_mm, m.body_rgb)
     if m.tilt_deg:
         prims = [_tilted_tile(m.x_mm, m.y_mm, top, half_tile, thickness, m.heading_deg, m.tilt_deg, m.tilt_towards_deg,
-                              albedo, light)]
+                              albedo)]
     else:
-        prims = [_box(m.x_mm, m.y_mm, half_tile, half_tile, top - thickness, top, m.heading_deg, albedo, light)]
+        prims = [_box(m.x_mm, m.y_mm, half_tile, half_tile, top - thickness, top, m.heading_deg, albedo)]
     body_top = top - thickness
     base_h = min(3.0, body_top - m.stand_mm)
     if base_h > 0.2:
-        prims.append(_cylinder(m.x_mm, m.y_mm, m.base_mm / 2, m.stand_mm, m.stand_mm + base_h, (0.1, 0.1, 0.1), light))
+        prims.append(_cylinder(m.x_mm, m.y_mm, m.base_mm / 2, m.stand_mm, m.stand_mm + base_h, (0.1, 0.1, 0.1)))
     if body_top - m.stand_mm - base_h > 0.2:
-        prims.append(_cylinder(m.x_mm, m.y_mm, m.base_mm * 0.3, m.stand_mm + base_h, body_top, m.body_rgb, light))
+        prims.append(_cylinder(m.x_mm, m.y_mm, m.base_mm * 0.3, m.stand_mm + base_h, body_top, m.body_rgb))
     return prims
 
 
-def _brick_primitive(b: SynthBrick, light: np.ndarray) -> _Primitive:
+def _brick_primitive(b: SynthBrick) -> _Primitive:
     # Local +v along the long side: heading = rotation + 90 maps v onto the long axis.
     return _box(b.x_mm, b.y_mm, b.size_mm[1] / 2, b.size_mm[0] / 2, b.z0_mm, b.top_mm,
-                b.rotation_deg, _plain(LEGO_RGB[b.color]), light)
+                b.rotation_deg, _plain(LEGO_RGB[b.color]))
 
 
-def _hand_primitives(h: SynthHand, light: np.ndarray) -> list[_Primitive]:
+def _hand_primitives(h: SynthHand) -> list[_Primitive]:
     c, s = _rot2(h.towards_deg)
-    palm = _ellipsoid((h.x_mm, h.y_mm, h.z_mm), (65, 45, 18), h.towards_deg, SKIN_RGB, light)
+    palm = _ellipsoid((h.x_mm, h.y_mm, h.z_mm), (65, 45, 18), h.towards_deg, SKIN_RGB)
     arm_c = (h.x_mm - c * 200, h.y_mm - s * 200, h.z_mm + 60)
-    arm = _ellipsoid(arm_c, (170, 42, 38), h.towards_deg, SKIN_RGB * 0.95, light)
+    arm = _ellipsoid(arm_c, (170, 42, 38), h.towards_deg, SKIN_RGB * 0.95)
     return [palm, arm]
 
 
@@ -383,25 +385,82 @@ def _square_lines(board: tuple[float, float, float, float, int, int], x: np.ndar
     return np.clip((PRINTED_LINE_MM / 2 + footprint_mm / 2 - dist) / np.maximum(footprint_mm, 1e-6), 0, 1)
 
 
-def _surface_colour(scene: Scene, origin: np.ndarray, d: np.ndarray, pixel_mm: np.ndarray) -> Hit:
+def _surface(scene: Scene, origin: np.ndarray, d: np.ndarray, pixel_mm: np.ndarray) -> tuple[Hit, np.ndarray]:
+    """What the rays meet on the table's plane, and which of them meet the table (the floor
+    beyond it is not lit by the scene's light)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         t = -origin[2] / d[:, 2]
     t = np.where(t > 0, t, INF)
     p = origin + d * np.where(np.isfinite(t), t, 0)[:, None]
     on_table = np.isfinite(t) & (p[:, 0] >= 0) & (p[:, 0] <= scene.table.width_mm) & (p[:, 1] >= 0) & (p[:, 1] <= scene.table.depth_mm)
-    colour = np.broadcast_to(FLOOR_RGB, (len(d), 3)).copy()
+    albedo = np.broadcast_to(FLOOR_RGB, (len(d), 3)).copy()
     if on_table.any():
         alb = surface_albedo(scene.surface, p[on_table, 0], p[on_table, 1], pixel_mm[on_table], scene.texture_seed)
         if scene.printed_squares is not None:
             alb = alb * (1 - 0.8 * _square_lines(scene.printed_squares, p[on_table, 0], p[on_table, 1],
                                                  pixel_mm[on_table]))[:, None]
-        light = np.asarray(scene.light_dir, float)
-        light /= np.linalg.norm(light)
-        colour[on_table] = alb * (AMBIENT + (1 - AMBIENT) * light[2])
-    return t, colour
+        albedo[on_table] = alb
+    normals = np.zeros((len(d), 3))
+    normals[:, 2] = 1.0
+    return (t, albedo, normals), on_table
 
 
-# --- rendering ---------------------------------------------------------------------------------------
+# --- light and shadow --------------------------------------------------------------------------------
+
+GOLDEN_ANGLE = math.pi * (3 - math.sqrt(5))
+
+
+def _unit(v) -> np.ndarray:
+    v = np.asarray(v, float)
+    return v / np.linalg.norm(v)
+
+
+def _lamp_samples(towards: np.ndarray, radius_deg: float, sample: np.ndarray, samples: int, phase: float) -> np.ndarray:
+    """Directions to points spread evenly over a lamp's disc (a Vogel spiral), one per ray by the
+    ray's index within its pixel: a pixel's rays together see the lamp partly hidden (a penumbra)."""
+    if radius_deg <= 0 or samples <= 1:
+        return np.broadcast_to(towards, (len(sample), 3))
+    u = _unit(np.cross(towards, (1.0, 0.0, 0.0) if abs(towards[0]) < 0.9 else (0.0, 1.0, 0.0)))
+    v = np.cross(towards, u)
+    k = np.arange(samples)
+    r = math.tan(math.radians(radius_deg)) * np.sqrt((k + 0.5) / samples)
+    angle = k * GOLDEN_ANGLE + phase
+    dirs = towards + (r * np.cos(angle))[:, None] * u + (r * np.sin(angle))[:, None] * v
+    return (dirs / np.linalg.norm(dirs, axis=1, keepdims=True))[sample]
+
+
+def _in_box(px: np.ndarray, py: np.ndarray, box) -> np.ndarray:
+    """Which rays (through pixel positions px, py) fall in a pixel box."""
+    x0, y0, x1, y1 = box
+    return (px >= x0 - 0.5) & (px < x1 - 0.5) & (py >= y0 - 0.5) & (py < y1 - 0.5)
+
+
+def _light(scene: Scene, normals: np.ndarray, points: np.ndarray, px: np.ndarray, py: np.ndarray,
+           casters: list, sample: np.ndarray | None, samples: int) -> np.ndarray:
+    """How much light each surface point gets (N,), as a share of what a fully lit flat surface
+    would: the scene's one light without shadows, or its lamps with the shadows of `casters`
+    (primitives with the pixel boxes their shadows can fall in)."""
+    if scene.lighting is None:
+        light = _unit(scene.light_dir)
+        return AMBIENT + (1 - AMBIENT) * np.clip(normals @ light, 0.0, 1.0)
+    direct = np.zeros(len(normals))
+    for k, lamp in enumerate(scene.lighting.lamps):
+        towards = _unit(lamp.towards)
+        lambert = np.clip(normals @ towards, 0.0, 1.0)  # from the lamp's centre: a shadow changes only what it hides
+        if casters:
+            lit = (lambert > 0) & np.isfinite(points[:, 0])
+            hidden = np.zeros(len(normals), bool)
+            dirs = _lamp_samples(towards, lamp.radius_deg, sample if sample is not None else np.zeros(len(normals), int),
+                                 samples, phase=1.3 * k)
+            for prim, box in casters:
+                rays = np.flatnonzero(lit & ~hidden & _in_box(px, py, box))
+                if len(rays):
+                    t, _, _ = prim.intersect(points[rays] + SHADOW_OFFSET_MM * normals[rays], dirs[rays])
+                    hidden[rays[np.isfinite(t)]] = True
+            lambert = np.where(hidden, 0.0, lambert)
+        direct += lamp.share * lambert
+    return scene.lighting.ambient + (1 - scene.lighting.ambient) * direct
+
 
 def _light_gain(scene: Scene, px: np.ndarray, py: np.ndarray) -> np.ndarray:
     w, h = scene.camera.width_px, scene.camera.height_px
@@ -412,30 +471,39 @@ def _light_gain(scene: Scene, px: np.ndarray, py: np.ndarray) -> np.ndarray:
     return np.clip(gradient * vignette, 0.2, 1.5) * 1.15
 
 
+# --- rendering ---------------------------------------------------------------------------------------
+
 def _cast(scene: Scene, prims: list[_Primitive], px: np.ndarray, py: np.ndarray,
-          boxes: list | None = None) -> np.ndarray:
+          boxes: list | None = None, casters: list = (), sample: np.ndarray | None = None,
+          samples: int = 1) -> np.ndarray:
     """Colour of the rays through distorted pixel positions (N,) x (N,). With `boxes` (each prim's
-    pixel box), a prim is only tested against the rays inside its box: it cannot be seen outside."""
+    pixel box), a prim is only tested against the rays inside its box: it cannot be seen outside.
+    `casters`: primitives with the pixel boxes their shadows can fall in; `sample`: each ray's
+    index among its pixel's `samples` rays (which point of a lamp its shadow ray aims at)."""
     normalized = scene.camera.normalize(np.stack([px, py], axis=1))
     origin, d = scene.pose.rays(normalized)
     # Size of one pixel on the table, for anti-aliasing the printed grid lines.
     pixel_mm = (origin[2] / np.clip(-d[:, 2], 1e-3, None)) / scene.camera.focal_px
-    best_t, colour = _surface_colour(scene, origin, d, pixel_mm)
+    (best_t, albedo, normals), on_table = _surface(scene, origin, d, pixel_mm)
+    seen = on_table.copy()  # what the scene's light falls on
     for k, prim in enumerate(prims):
-        if boxes is None:
-            t, c = prim.intersect(origin, d)
-            closer = t < best_t
-            best_t = np.where(closer, t, best_t)
-            colour[closer] = c[closer]
-            continue
-        x0, y0, x1, y1 = boxes[k]
-        rays = np.flatnonzero((px >= x0 - 0.5) & (px < x1 - 0.5) & (py >= y0 - 0.5) & (py < y1 - 0.5))
-        if not len(rays):
-            continue
-        t, c = prim.intersect(origin, d[rays])
+        rays = np.arange(len(d))
+        if boxes is not None:
+            rays = np.flatnonzero(_in_box(px, py, boxes[k]))
+            if not len(rays):
+                continue
+        t, a, n = prim.intersect(origin, d[rays])
         closer = t < best_t[rays]
         best_t[rays[closer]] = t[closer]
-        colour[rays[closer]] = c[closer]
+        albedo[rays[closer]] = a[closer]
+        normals[rays[closer]] = n[closer]
+        seen[rays[closer]] = True
+    colour = albedo
+    if seen.any():
+        points = origin + d * np.where(np.isfinite(best_t), best_t, np.nan)[:, None]
+        light = _light(scene, normals[seen], points[seen], px[seen], py[seen], list(casters),
+                       None if sample is None else sample[seen], samples)
+        colour[seen] = albedo[seen] * light[:, None]
     return colour * _light_gain(scene, px, py)[:, None]
 
 
@@ -461,7 +529,7 @@ class Renderer:
         key = (cam.matrix.tobytes(), cam.distortion.tobytes(), cam.width_px, cam.height_px,
                scene.pose.rotation.tobytes(), scene.pose.translation_mm.tobytes(), scene.surface,
                scene.table, scene.texture_seed, scene.imaging.light_gradient, scene.imaging.vignetting,
-               scene.light_dir, scene.printed_squares)
+               scene.light_dir, scene.lighting, scene.printed_squares)
         if key != self._background_key:
             def rows(span: tuple[int, int]) -> np.ndarray:
                 ys, xs = np.mgrid[span[0]:span[1], 0:cam.width_px]
@@ -483,12 +551,16 @@ class Renderer:
         sources = scene_sources(scene)
         prims = [p for _, ps in sources for p in ps]
         boxes = [_pixel_box(scene, p) for p in prims]
-        regions = merge_boxes([b for b in boxes if b is not None])
+        # Where each prim's shadow can fall (the lamps' rays from its corners down to the table);
+        # the regions re-rendered cover both what it hides and where it shades.
+        shadow_boxes = [_shadow_box(scene, p) for p in prims] if scene.lighting is not None else [None] * len(prims)
+        reach = [_union(b, sb) for b, sb in zip(boxes, shadow_boxes)]
+        regions = merge_boxes([b for b in reach if b is not None])
         drawn = Counter(value for value, _ in sources)
         boxes_of: dict[object, list] = {}
         k = 0
         for value, ps in sources:
-            boxes_of.setdefault(value, []).extend(b for b in boxes[k:k + len(ps)] if b is not None)
+            boxes_of.setdefault(value, []).extend(b for b in reach[k:k + len(ps)] if b is not None)
             k += len(ps)
         key = (self._background_key, scene.dictionary, scene.imaging.supersample)
         if self._clean is not None and self._clean[0] == key:
@@ -505,14 +577,19 @@ class Renderer:
             image, todo = background.copy(), regions
         ss = scene.imaging.supersample
         offsets = (np.arange(ss) + 0.5) / ss - 0.5
+        sub = np.arange(ss)
 
         def region(box) -> np.ndarray:
             x0, y0, x1, y1 = box
             near = [(p, b) for p, b in zip(prims, boxes) if b is not None and overlap(b, tuple(box))]
+            casters = [(p, b) for p, b in zip(prims, shadow_boxes) if b is not None and overlap(b, tuple(box))]
             grid_y = (np.arange(y0, y1)[:, None] + offsets[None, :]).ravel()
             grid_x = (np.arange(x0, x1)[:, None] + offsets[None, :]).ravel()
             gy, gx = np.meshgrid(grid_y, grid_x, indexing="ij")
-            colour = _cast(scene, [p for p, _ in near], gx.ravel(), gy.ravel(), [b for _, b in near])
+            sample = np.broadcast_to(sub[None, :, None, None] * ss + sub[None, None, None, :],
+                                     (y1 - y0, ss, x1 - x0, ss)).ravel()  # each ray's index within its pixel
+            colour = _cast(scene, [p for p, _ in near], gx.ravel(), gy.ravel(), [b for _, b in near],
+                           casters, sample, ss * ss)
             return colour.reshape(y1 - y0, ss, x1 - x0, ss, 3).mean(axis=(1, 3))
 
         for (x0, y0, x1, y1), pixels in zip(todo, _pool().map(region, todo)):  # regions are disjoint
@@ -603,11 +680,38 @@ def sharpen(display: np.ndarray, amount: float) -> np.ndarray:
 
 
 def _pixel_box(scene: Scene, prim: _Primitive) -> tuple[int, int, int, int] | None:
+    return _points_box(scene, prim.corners_mm)
+
+
+def _shadow_box(scene: Scene, prim: _Primitive) -> tuple[int, int, int, int] | None:
+    """The pixel box a prim's shadows can fall in: its corners and where the rays from them away
+    from every lamp (its centre and its disc's rim) meet the table."""
+    points = [prim.corners_mm]
+    z = np.clip(prim.corners_mm[:, 2], 0.0, None)
+    for lamp in scene.lighting.lamps:
+        towards = _unit(lamp.towards)
+        u = _unit(np.cross(towards, (1.0, 0.0, 0.0) if abs(towards[0]) < 0.9 else (0.0, 1.0, 0.0)))
+        v = np.cross(towards, u)
+        # an octagon of directions around the disc, wide enough to hold it (inradius 1.1 cos 22.5 > 1)
+        spread = 1.1 * math.tan(math.radians(lamp.radius_deg))
+        rim = [_unit(towards + spread * (math.cos(a) * u + math.sin(a) * v)) for a in np.arange(8) * math.pi / 4]
+        for d in [towards] + rim:
+            points.append(prim.corners_mm - d * (z / d[2])[:, None])
+    return _points_box(scene, np.concatenate(points))
+
+
+def _union(a, b):
+    if a is None or b is None:
+        return a if b is None else b
+    return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
+
+
+def _points_box(scene: Scene, points_mm: np.ndarray) -> tuple[int, int, int, int] | None:
     cam = scene.camera
-    cam_pts = scene.pose.to_camera(prim.corners_mm)
+    cam_pts = scene.pose.to_camera(points_mm)
     if (cam_pts[:, 2] <= 1).any():
         return None
-    px = scene.pose.project(cam, prim.corners_mm)
+    px = scene.pose.project(cam, points_mm)
     x0 = int(math.floor(px[:, 0].min())) - 3
     y0 = int(math.floor(px[:, 1].min())) - 3
     x1 = int(math.ceil(px[:, 0].max())) + 4
@@ -628,20 +732,19 @@ def marker_visible_fraction(scene: Scene, mini: SynthMini, samples: int = 5) -> 
     pts = np.array([mini.x_mm, mini.y_mm]) + uu.reshape(-1, 1) * right + vv.reshape(-1, 1) * up
     pts3 = np.concatenate([pts, np.full((len(pts), 1), mini.z_mm + 1e-3)], axis=1)
     origin = scene.pose.camera_centre_mm
-    light = np.array([0, 0, 1.0])
-    blockers = [_brick_primitive(b, light) for b in scene.bricks]
+    blockers = [_brick_primitive(b) for b in scene.bricks]
     for h in scene.hands:
-        blockers.extend(_hand_primitives(h, light))
+        blockers.extend(_hand_primitives(h))
     for other in scene.minis:
         if other.id != mini.id:
-            blockers.extend(_mini_primitives(scene, other, light))
+            blockers.extend(_mini_primitives(scene, other))
     visible = np.ones(len(pts3), bool)
     for k, p in enumerate(pts3):
         d = (origin - p)[None, :]
         length = np.linalg.norm(d)
         d = d / length
         for b in blockers:
-            t, _ = b.intersect(p, d)
+            t, _, _ = b.intersect(p, d)
             if t[0] < length:
                 visible[k] = False
                 break

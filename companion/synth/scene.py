@@ -132,6 +132,24 @@ class Imaging:
 
 
 @dataclass(frozen=True)
+class Lamp:
+    """A distant lamp: the direction towards it, its share of the direct light, and its apparent
+    radius (a lamp 20 cm across 1.5 m away: ~4 degrees), which softens its shadows' edges."""
+
+    towards: tuple[float, float, float]  # unit vector from the table towards the lamp
+    share: float
+    radius_deg: float
+
+
+@dataclass(frozen=True)
+class Lighting:
+    """Lamps that cast shadows, and the light that comes from everywhere (the room, the ceiling)."""
+
+    lamps: tuple[Lamp, ...]
+    ambient: float  # the share of a lit surface's light that reaches it in a lamp's shadow too
+
+
+@dataclass(frozen=True)
 class Scene:
     table: TableSpec
     surface: str
@@ -146,7 +164,8 @@ class Scene:
     texture_seed: int = 0
     noise_seed: int = 0  # sensor noise differs frame to frame in a sequence
     boards: tuple[SynthBoard, ...] = ()
-    light_dir: tuple[float, float, float] = (0.3, -0.4, 0.87)
+    light_dir: tuple[float, float, float] = (0.3, -0.4, 0.87)  # one light without shadows, when `lighting` is None
+    lighting: Lighting | None = None  # lamps that cast shadows
     walls: tuple[tuple[int, ...], ...] = ()  # bricks (indices) that touch to make one wall that turns
     stacks: tuple[tuple[int, ...], ...] = ()  # bricks (indices) stacked on one footprint: one tower
     # A printed battlefield of squares on the surface: (origin x, origin y, square w, square d, columns, rows), mm.
@@ -278,6 +297,21 @@ def randomised_imaging(rng: np.random.Generator, base: Imaging) -> Imaging:
                    jpeg_quality=int(rng.integers(75, 93)))
 
 
+def random_lighting(rng: np.random.Generator) -> Lighting:
+    """One to three lamps (a ceiling lamp, a desk lamp, a window) at 40-85 degrees above the table
+    from any side, sharing the direct light unevenly, 1-6 degrees across (hard to soft shadows),
+    and 15-50% of the light from everywhere (a dark room's deep shadows to a bright room's faint
+    ones)."""
+    count = int(rng.choice([1, 2, 2, 3]))
+    shares = rng.dirichlet(np.full(count, 1.5))
+    lamps = []
+    for share in shares:
+        elevation, azimuth = math.radians(rng.uniform(40, 85)), rng.uniform(0, 2 * math.pi)
+        lamps.append(Lamp((math.cos(elevation) * math.cos(azimuth), math.cos(elevation) * math.sin(azimuth),
+                           math.sin(elevation)), float(share), float(rng.uniform(1, 6))))
+    return Lighting(tuple(lamps), float(rng.uniform(0.15, 0.5)))
+
+
 def random_camera(rng: np.random.Generator, table: TableSpec, level: Level,
                   width_px: int = 1920, height_px: int = 1080) -> tuple[CameraModel, TablePose]:
     height = rng.uniform(*level.height_mm)
@@ -376,8 +410,8 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
     T, ring), `n_towers` towers (4-12 bricks and plates stacked, colours mixed) and `n_touching`
     rows of 2-3 touching bricks of different colours and heights, besides the loose bricks (each
     drawn from its own random stream: the scene is otherwise the same as without them); `randomise`:
-    the camera's response and the light drawn at random too (`randomised_imaging`), the geometry
-    the same as without."""
+    the camera's response and the light drawn at random too (`randomised_imaging`, lamps that cast
+    shadows: `random_lighting`), the geometry the same as without."""
     rng = np.random.default_rng(seed)
     lv = LEVELS[level]
     table = table or TableSpec(1200.0, 800.0)
@@ -443,7 +477,8 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
         scene = replace(scene, minis=tuple(replace(m, margin_modules=0.5) if trim_rng.random() < lv.trimmed_share else m
                                            for m in scene.minis))
     if randomise:
-        scene = replace(scene, imaging=randomised_imaging(np.random.default_rng([seed, 11]), lv.imaging))
+        scene = replace(scene, imaging=randomised_imaging(np.random.default_rng([seed, 11]), lv.imaging),
+                        lighting=random_lighting(np.random.default_rng([seed, 23])))
     return scene
 
 

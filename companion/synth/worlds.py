@@ -2,7 +2,8 @@
 
 - `plain`: the ray-caster as the project first drew it (display values, a Gaussian blur);
 - `raycast`: the same geometry with the camera and the room randomised (tone curve, sharpening,
-  blur shape, exposure, light colour: `scene.randomised_imaging`);
+  blur shape, exposure, light colour: `scene.randomised_imaging`; one to three lamps that cast
+  soft shadows: `scene.random_lighting`);
 - `pbr`: the physically based camera (`pbr.py`, Mitsuba 3), whose frames are rendered once and kept
   in a cache outside the repository (`$XDG_CACHE_HOME/table-companion/renders`).
 """

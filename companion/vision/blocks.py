@@ -40,6 +40,7 @@ from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour, naming_wall,
                                      srgb_to_linear, walls_may_name)
 from companion.vision.exposure import PAPER_RING_MODULES
+from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, courses_agreement, fit_touching
@@ -109,6 +110,7 @@ class BlockFinder:
         self.palette = palette
         self._view: TableView | None = None
         self._view_key: bytes | None = None
+        self.lamps: list[FoundLamp] = []  # the lamps the last frame's minis' shadows showed
 
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
         key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
@@ -128,15 +130,18 @@ class BlockFinder:
         # 0 where the minis, marked objects and anchors stand: none of them is a block.
         clear = np.ones(coarse.shape[:2], np.uint8)
         mask_known(clear, self.setup, minis, view, (0.0, 0.0), COARSE_MM)
-        if background is not None:
-            table = view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
-            mask, level, unbanded = self._differs(closed, table, clear)
-        else:
+        table = (view.window(background, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True) if background is not None
+                 else local_table(coarse))
+        # The minis' shadows, where the lamps that cast them are found, are left out as the
+        # minis are (on a gray mat a shadow looks like a gray brick).
+        shadows = self._leave_out_shadows(coarse, table, clear, minis)
+        if background is None and shadows.any():
+            table = local_table(coarse, exclude=shadows)  # (a median beside broad shade is too dark)
+        mask, level, unbanded = self._differs(closed, table, clear)
+        if background is None:
             # Twice where things crowd: the second table estimate leaves out what the first found
             # (white walls all around a castle's yard would make its felt look darker than the
             # table). A median over a window things cover less of needs no second look.
-            table = local_table(coarse)
-            mask, level, unbanded = self._differs(closed, table, clear)
             if crowded(mask):
                 table = local_table(coarse, exclude=mask)
                 mask, level, unbanded = self._differs(closed, table, clear)
@@ -160,6 +165,20 @@ class BlockFinder:
                 continue  # a mini's shadow on the table beside it
             blocks += self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
         return blocks
+
+    def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
+                           minis: tuple[MiniState, ...]) -> np.ndarray:
+        """Zero in `clear` the minis' shadows (`lamps`), where the lamps are found from them; the
+        shadows' mask (uint8, 1 in shadow)."""
+        standing = [(m, tile_side_mm(spec.marker_mm), spec.base_mm) for m in minis
+                    if (spec := self.setup.mini(m.id)) is not None and m.status == "seen"]
+        centre = np.array([self.setup.table.width_mm, self.setup.table.depth_mm]) / 2
+        self.lamps = find_lamps(darkness(coarse, table), clear, [(m, side) for m, side, _ in standing], centre,
+                                COARSE_MM)
+        lit = np.ones_like(clear)
+        mask_shadows(lit, self.lamps, standing, COARSE_MM)
+        clear &= lit
+        return 1 - lit
 
     def _differs(self, closed: np.ndarray, table: np.ndarray, clear: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
         """What differs from the table (a mask at COARSE_MM) where nothing known stands (`clear`,
@@ -198,13 +217,33 @@ class BlockFinder:
         # A block's shadow on the table is no part of it: where the table has a hue that tells
         # shade from black plastic (`shaded`), it is left out of the outline, and the profiles read
         # the table there (a shadow beyond a near wall would widen the wall: a taller brick).
-        shade = (shaded(cv2.GaussianBlur(fine, (0, 0), 1.0), table_fine, white, SHADE_TINT) & (blob > 0)).astype(np.uint8)
-        # Only broad shade: a wall's blurred foot mixes its colour with the table's, and a black
-        # brick that the test takes for shade all over is kept whole.
-        shade = cv2.morphologyEx(shade, cv2.MORPH_OPEN, _PART_DISC)
-        if np.count_nonzero(shade) > SHADE_MOST * np.count_nonzero(blob) or _dark_beside(fine, table_fine, blob, shade):
-            shade[:] = 0
-        blob &= 1 - shade
+        smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
+        shade = _broad_shade(shaded(smooth, table_fine, white, SHADE_TINT), fine, table_fine, blob, SHADE_MOST)
+        found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
+                              white_table)
+        if found or shade.any():
+            return found
+        # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
+        # out; when no fit stood, what could be the table in shade is left out and the rest tried
+        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too,
+        # and but for where its own walls may show (between its lit top and the camera's foot:
+        # a white brick's walls in shade look like the mat in shade too).
+        maybe = _broad_shade(could_be_shade(smooth, table_fine), fine, table_fine, blob, 1.0)
+        if not maybe.any():
+            return []
+        maybe &= 1 - _towards_foot((blob > 0) & (maybe == 0), (x0, y0), view, HEIGHTS_MM[-1])
+        found = self._fit_cut(image, view, sample, fine, diff, blob, maybe, table_fine, (x0, y0), level, white,
+                              white_table)
+        # What stands there must be lit: a top that may itself be shade is what was left of one.
+        table = np.median(table_fine[blob > 0], axis=0)
+        return [b for b in found if not could_be_shade(b.top_bgr, table)]
+
+    def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
+                 blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
+                 level: float, white: np.ndarray, white_table: float) -> list[FoundBlock]:
+        """`_fit`'s fits on one cut-out, with `shade` (the table in shade) left out of its outline."""
+        x0, y0 = origin
+        blob = blob & (1 - shade)
         opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
         blob = _filled(opened)
         if blob is None:
@@ -1319,6 +1358,38 @@ def _top_colour(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarra
 def _sampler(image: np.ndarray, view: TableView):
     """What the profiles are read from: the image at table points, as luma and colour differences."""
     return lambda points_mm: view.sample(image, points_mm) @ _EDGE_MATRIX.T
+
+
+def _towards_foot(lit: np.ndarray, origin_mm: tuple[float, float], view: TableView, height_mm: float) -> np.ndarray:
+    """Where the walls of a box whose top is `lit` (a mask of a FINE_MM cut-out) can show, up to
+    `height_mm` tall: the top swept towards the camera's foot by its parallax (uint8)."""
+    ys, xs = np.nonzero(lit)
+    out = lit.astype(np.uint8)
+    if not len(xs):
+        return out
+    centre = np.asarray(origin_mm) + (np.array([xs.mean(), ys.mean()]) + 0.5) * FINE_MM
+    away = centre - view.foot_mm
+    reach_mm = float(np.linalg.norm(away)) * height_mm / view.camera_height_mm
+    step = -away / max(float(np.linalg.norm(away)), 1e-6)
+    h, w = lit.shape
+    for t in range(1, int(math.ceil(reach_mm / FINE_MM)) + 1):
+        dx, dy = (int(round(v)) for v in step * t)
+        yy, xx = ys + dy, xs + dx
+        keep = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
+        out[yy[keep], xx[keep]] = 1
+    return out
+
+
+def _broad_shade(maybe: np.ndarray, fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray,
+                 most: float) -> np.ndarray:
+    """Of a candidate's pixels that may be the table in shade (`maybe`), those to leave out of it
+    (uint8): only broad shade (a wall's blurred foot mixes its colour with the table's), none when
+    over `most` of the candidate or when what stands beside it is dark too (a black brick that
+    the test takes for shade all over is kept whole)."""
+    shade = cv2.morphologyEx((maybe & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _PART_DISC)
+    if np.count_nonzero(shade) > most * np.count_nonzero(blob) or _dark_beside(fine, table_fine, blob, shade):
+        shade[:] = 0
+    return shade
 
 
 def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, shade: np.ndarray) -> bool:

@@ -126,3 +126,38 @@ def test_a_sequence_renders_only_what_moved_and_gives_the_same_pixels():
     for frame in (15, 25, 32):  # the march, a brick of the new wall, a hand over the table
         scene = siege_scene(base, frame, 48)
         assert np.array_equal(steady.render(scene), Renderer().render(scene)), frame
+
+
+def test_a_lamp_casts_a_bricks_shadow_where_its_direction_puts_it():
+    """With lamps (the randomised camera's rooms), a brick's shadow falls on the table away from
+    the lamp, as dark as the light from everywhere leaves it, soft at its edge; the table beyond
+    is as lit as without the brick, and a scene without lamps is drawn as before (no shadows)."""
+    from companion.synth.scene import Lamp, Lighting, SynthBrick
+
+    table = TableSpec(600.0, 400.0)
+    pose = look_at_pose(np.array([300.0, 200.0, 900.0]), np.array([300.0, 200.0, 0.0]))
+    camera = framing_camera(table, pose, 960, 640, np.zeros(5))
+    elevation = math.radians(45)
+    lamp = Lamp((math.cos(elevation), 0.0, math.sin(elevation)), 1.0, 2.0)  # to +x, 45 degrees up
+    brick = SynthBrick(300.0, 200.0, 0.0, 2, 4, 0.0, 28.8, "white")
+    quiet = Imaging(noise_sigma=0.0, blur_sigma_px=0.0, jpeg_quality=100, light_gradient=0.0, vignetting=0.0)
+    empty = Scene(table, "paper", (), (), (), (), camera, pose, imaging=quiet, lighting=Lighting((lamp,), 0.3))
+    lit = replace(empty, bricks=(brick,))
+
+    def at(image: np.ndarray, x_mm: float, y_mm: float) -> float:
+        px = pose.project(camera, np.array([[x_mm, y_mm, 0.0]]))[0]
+        return float(image[int(px[1]), int(px[0])].astype(float).mean())
+
+    bare, seen = Renderer().render(empty), Renderer().render(lit)
+    near = float(brick.footprint_mm()[:, 0].min())  # its side away from the lamp (292.1 mm)
+    end = near - 28.8  # its top edge's shadow: 28.8 mm further, away from the lamp at +x
+    in_shadow = at(seen, near - 14.0, 200.0) / at(bare, near - 14.0, 200.0)
+    expected = 0.3 / (0.3 + 0.7 * math.sin(elevation))
+    assert abs(in_shadow - expected) < 0.03, (in_shadow, expected)
+    assert abs(at(seen, end - 10.0, 200.0) - at(bare, end - 10.0, 200.0)) <= 1  # past the shadow's end
+    assert abs(at(seen, near + 30.0, 200.0) - at(bare, near + 30.0, 200.0)) <= 1  # the side facing the lamp
+    edge = [at(seen, end + d, 200.0) for d in (-2.0, 0.0, 2.0)]  # a penumbra: 2 degrees at 29 mm, ~2 mm
+    assert edge[0] > edge[1] > edge[2]
+    without = Renderer().render(replace(lit, lighting=None))
+    bare_without = Renderer().render(replace(empty, lighting=None))
+    assert abs(at(without, near - 14.0, 200.0) - at(bare_without, near - 14.0, 200.0)) <= 1  # no shadow

@@ -1,0 +1,161 @@
+"""The lamps over the table, found from the minis' shadows, and the shadows they cast.
+
+Every mini is an object of known place and height (its marker), so where a lamp is, each mini's
+tile casts a shadow at a place that follows: a lamp at P throws the shadow of a point at height z
+over table point x to x + (x - P_xy) z / (P_z - z). On a table of no hue a shadow and a gray or
+black brick look alike pixel by pixel; the minis together tell where the shadows fall, so the
+block search can leave the minis' shadows out as it leaves out the minis themselves.
+
+A lamp is searched as the slope its shadows have at the table's centre (mm of shadow a mm of
+height, up to that of a lamp 38 degrees above the table) and its height (a lamp 0.8 m up to one
+as far as the sun), and kept when the minis' shadows it predicts are darker than the table just
+past them, most of them clearly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.state import MiniState
+from companion.vision.colours import srgb_to_linear
+
+SLOPE_MAX = 1.25  # a lamp 38.7 degrees above the table
+SLOPE_STEP = 0.1
+LAMP_HEIGHTS_MM = (800.0, 1100.0, 1500.0, 2200.0, 3500.0, 1e5)  # the last: sunlight, a far window
+MIN_SHADOW_MM = 3.0  # a mini's shadow must fall this far past its own tile to tell anything
+DARK_SHADOW = 0.12  # a shadow sample darker than the table by this share of its light
+DARK_SHARE = 0.6  # share of the minis whose predicted shadows must be dark
+DARK_MEAN = 0.15  # ... and on average over them
+LEAST_MINIS = 3  # minis whose shadows show a lamp
+LAMPS_MAX = 3
+LAMPS_APART = 0.25  # slopes at the centre closer than this are one lamp
+SHADOW_MARGIN_MM = 4.0  # a masked shadow's margin (penumbra, the lamp's place found to a step)
+
+
+@dataclass(frozen=True)
+class FoundLamp:
+    position_mm: tuple[float, float, float]  # in the table frame (far: a direction)
+    minis: int  # minis whose predicted shadows were looked at
+    dark_share: float  # of them, the share darker than the table by DARK_SHADOW
+
+    def shadow_of(self, xy_mm: np.ndarray, z_mm: np.ndarray) -> np.ndarray:
+        """Where points at heights `z_mm` over table points `xy_mm` (..., 2) cast their shadows."""
+        p = np.asarray(self.position_mm, float)
+        z = np.asarray(z_mm, float)[..., None]
+        return xy_mm + (xy_mm - p[:2]) * z / np.maximum(p[2] - z, 1.0)
+
+
+def darkness(coarse_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
+    """How much darker each pixel is than the table under it, as a share of the table's light."""
+    seen = srgb_to_linear(coarse_bgr.astype(np.float32) / 255.0).sum(axis=-1)
+    table = srgb_to_linear(table_bgr.astype(np.float32) / 255.0).sum(axis=-1)
+    return np.clip(1.0 - seen / np.maximum(table, 1e-3), 0.0, 1.0)
+
+
+def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState, float]], centre_mm: np.ndarray,
+               mm_per_px: float) -> list[FoundLamp]:
+    """The lamps whose shadows of the minis' tiles (each a mini and its tile's side, mm) show in
+    `dark` (`darkness`, a top-down view at `mm_per_px` from the table's corner), looked at only
+    where `clear` (nothing known stands there). Searched on a grid of slopes SLOPE_STEP apart,
+    then a quarter of that around the best."""
+    minis = [(m, side) for m, side in minis if m.z_mm * SLOPE_MAX > side * 0.71 + MIN_SHADOW_MM]
+    if len(minis) < LEAST_MINIS:
+        return []
+    xy = np.array([[m.x_mm, m.y_mm] for m, _ in minis])
+    z = np.array([m.z_mm for m, _ in minis])
+    side = np.array([s for _, s in minis])
+    # A tile's shadow is read at one point of the darkness's median over 10 mm (a printed line,
+    # a grain do not darken it).
+    smooth = cv2.medianBlur(np.round(dark * 255).astype(np.uint8), 5).astype(np.float32) / 255.0
+    found: list[FoundLamp] = []
+    taken: list[tuple[np.ndarray, np.ndarray]] = []  # each found lamp: its slope at the centre, its shadows
+
+    def scores(slopes: np.ndarray, step: float):
+        """Each lamp (slope at the centre x LAMP_HEIGHTS_MM) with its score, its count of minis
+        looked at and the share dark, and where it puts the shadows."""
+        lamps = np.concatenate([np.concatenate([centre_mm[None] - slopes * h, np.full((len(slopes), 1), h)], axis=1)
+                                for h in LAMP_HEIGHTS_MM])
+        offset = (xy[None] - lamps[:, None, :2]) * (z[None, :, None] / np.maximum(lamps[:, None, 2:] - z[None, :, None], 1.0))
+        centres = xy[None] + offset  # (H, N, 2)
+        usable = (np.linalg.norm(offset, axis=-1) > side[None] * 0.71 + MIN_SHADOW_MM) & (
+            _look(None, clear, centres, mm_per_px) > 0)
+        for slope, shadows in taken:  # another lamp shows shadows of its own, not one found's again
+            usable &= _from_segment(centres, xy, shadows) > side[None] * 0.8
+            usable[np.tile(np.linalg.norm(slopes - slope, axis=1) < LAMPS_APART, len(LAMP_HEIGHTS_MM))] = False
+        # The tile's shadow is dark at its middle and a quarter of a side from it, along the shadow
+        # and across (a lamp a little off puts one of those in the light), and just past it the
+        # table is lit again (a lamp whose shadows fall short, on the bodies' shadows, sees
+        # shade there too).
+        along = offset / np.maximum(np.linalg.norm(offset, axis=-1, keepdims=True), 1e-6)
+        across = np.stack([-along[..., 1], along[..., 0]], axis=-1)
+        third = 0.25 * side[None, :, None]
+        inside = np.min([_look(smooth, clear, centres + d, mm_per_px) for d in (0 * along, third * along,
+                                                                                third * across, -third * across)], axis=0)
+        beyond = centres + along * (side[None, :, None] * 0.71 + MIN_SHADOW_MM)
+        sample = np.where(usable, inside - _look(smooth, clear, beyond, mm_per_px), 0.0)
+        count = usable.sum(axis=1)
+        dark_minis = ((sample >= DARK_SHADOW) & usable).sum(axis=1)
+        share = dark_minis / np.maximum(count, 1)
+        mean = sample.sum(axis=1) / np.maximum(count, 1)
+        ok = (dark_minis >= LEAST_MINIS) & (share >= DARK_SHARE) & (mean >= DARK_MEAN)
+        # The middle of a plateau: a tile's shadow is wide, so neighbouring slopes see it too.
+        n = int(round(math.sqrt(len(slopes))))
+        grid = np.where(ok, mean * share, 0.0).reshape(len(LAMP_HEIGHTS_MM), n, n).astype(np.float32)
+        reach = max(3, int(round(0.1 / step)) * 2 + 1)
+        plateau = np.stack([cv2.blur(g, (reach, reach), borderType=cv2.BORDER_CONSTANT) for g in grid]).ravel()
+        return np.where(ok, plateau, -1.0), lamps, count, share, centres
+
+    axis = np.arange(-SLOPE_MAX, SLOPE_MAX + 1e-9, SLOPE_STEP)
+    coarse = np.stack([g.ravel() for g in np.meshgrid(axis, axis)], axis=1)
+    fine_axis = np.arange(-2 * SLOPE_STEP, 2 * SLOPE_STEP + 1e-9, SLOPE_STEP / 4)
+    around = np.stack([g.ravel() for g in np.meshgrid(fine_axis, fine_axis)], axis=1)
+    for _ in range(LAMPS_MAX):
+        score, lamps, _, _, _ = scores(coarse, SLOPE_STEP)
+        best = int(np.argmax(score))
+        if score[best] < 0:
+            break
+        slope = (centre_mm - lamps[best, :2]) / lamps[best, 2]
+        score, lamps, count, share, centres = scores(slope + around, SLOPE_STEP / 4)
+        best = int(np.argmax(score))
+        if score[best] < 0:
+            break
+        found.append(FoundLamp(tuple(float(v) for v in lamps[best]), int(count[best]), float(share[best])))
+        taken.append(((centre_mm - lamps[best, :2]) / lamps[best, 2], centres[best]))
+    return found
+
+
+def _look(dark: np.ndarray | None, clear: np.ndarray, points_mm: np.ndarray, mm_per_px: float) -> np.ndarray:
+    """`dark` at table points (..., 2) (None: 1); 0 off the view or where something known stands."""
+    cols = np.floor(points_mm[..., 0] / mm_per_px).astype(int)
+    rows = np.floor(points_mm[..., 1] / mm_per_px).astype(int)
+    inside = (cols >= 0) & (cols < clear.shape[1]) & (rows >= 0) & (rows < clear.shape[0])
+    cols, rows = np.clip(cols, 0, clear.shape[1] - 1), np.clip(rows, 0, clear.shape[0] - 1)
+    return np.where(inside & (clear[rows, cols] > 0), 1.0 if dark is None else dark[rows, cols], 0.0)
+
+
+def _from_segment(points: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Distances of points (H, N, 2) from the segments start[n] -> end[n] (N, 2 each)."""
+    along = end - start
+    t = np.clip(((points - start[None]) * along[None]).sum(-1) / np.maximum((along * along).sum(-1), 1e-9)[None], 0, 1)
+    return np.linalg.norm(points - (start[None] + t[..., None] * along[None]), axis=-1)
+
+
+def mask_shadows(mask: np.ndarray, lamps: list[FoundLamp], minis: list[tuple[MiniState, float, float]],
+                 mm_per_px: float) -> None:
+    """Zero the minis' shadows (each a mini, its tile's side and its base, mm) in a top-down view
+    from the table's corner: the tile's square where it falls, and the body's band down to it."""
+    for lamp in lamps:
+        for m, side, base in minis:
+            foot = np.array([m.x_mm, m.y_mm])
+            tip = lamp.shadow_of(foot, m.z_mm)
+            half = side / 2 + SHADOW_MARGIN_MM
+            c, s = math.cos(math.radians(m.heading_deg)), math.sin(math.radians(m.heading_deg))
+            corners = tip + np.array([[-half, -half], [half, -half], [half, half], [-half, half]]) @ np.array([[s, -c], [c, s]])
+            cv2.fillConvexPoly(mask, np.round(corners / mm_per_px - 0.5).astype(np.int32), 0)
+            width = int(round((0.6 * base + 2 * SHADOW_MARGIN_MM) / mm_per_px))
+            a, b = np.round(foot / mm_per_px - 0.5).astype(int), np.round(tip / mm_per_px - 0.5).astype(int)
+            cv2.line(mask, (int(a[0]), int(a[1])), (int(b[0]), int(b[1])), 0, max(width, 1))

@@ -1,0 +1,75 @@
+"""The lamps found from the minis' shadows, and the shadows masked (`vision.lamps`)."""
+
+import math
+
+import cv2
+import numpy as np
+
+from companion.state import MiniState
+from companion.vision.lamps import FoundLamp, find_lamps, mask_shadows
+
+MM_PER_PX = 2.0
+CENTRE = np.array([600.0, 400.0])
+
+
+def _minis(rng: np.random.Generator, count: int = 12) -> list[tuple[MiniState, float]]:
+    return [(MiniState(id=k, x_mm=float(rng.uniform(100, 1100)), y_mm=float(rng.uniform(100, 700)),
+                       z_mm=float(rng.uniform(5, 50)), heading_deg=float(rng.uniform(0, 360))), 26.7)
+            for k in range(count)]
+
+
+def _darkness_with_shadows(minis, lamps: list[FoundLamp], rng: np.random.Generator) -> np.ndarray:
+    """A darkness map (`lamps.darkness`'s) of a felt-like table: noise, and each mini's shadow
+    from each lamp 0.4 darker than the table (its tile's square, its body's band 12 mm wide)."""
+    dark = np.clip(rng.normal(0.0, 0.03, (400, 600)), 0, 1).astype(np.float32)
+    shadows = np.ones(dark.shape, np.uint8)
+    for lamp in lamps:
+        for m, side in minis:
+            foot = np.array([m.x_mm, m.y_mm])
+            tip = lamp.shadow_of(foot, m.z_mm)
+            c, s = math.cos(math.radians(m.heading_deg)), math.sin(math.radians(m.heading_deg))
+            square = tip + np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * side / 2 @ np.array([[s, -c], [c, s]])
+            cv2.fillConvexPoly(shadows, np.round(square / MM_PER_PX).astype(np.int32), 0)
+            cv2.line(shadows, tuple(int(v) for v in np.round(foot / MM_PER_PX)),
+                     tuple(int(v) for v in np.round(tip / MM_PER_PX)), 0, int(12 / MM_PER_PX))
+    dark[shadows == 0] += 0.4
+    return dark
+
+
+def test_the_lamps_are_found_where_the_minis_shadows_say():
+    rng = np.random.default_rng(3)
+    minis = _minis(rng)
+    truth = [FoundLamp((900.0, -300.0, 1500.0), 0, 0.0), FoundLamp((-2000.0, 900.0, 2500.0), 0, 0.0)]
+    clear = np.ones((400, 600), np.uint8)
+    found = find_lamps(_darkness_with_shadows(minis, truth, rng), clear, minis, CENTRE, MM_PER_PX)
+    assert len(found) >= 2
+
+    def slope(lamp: FoundLamp) -> np.ndarray:
+        p = np.asarray(lamp.position_mm)
+        return (CENTRE - p[:2]) / p[2]
+
+    for lamp in truth:  # each true lamp within 0.15 mm a mm of its shadows at the centre (4.5 mm at 30 mm)
+        assert min(np.linalg.norm(slope(f) - slope(lamp)) for f in found[:2]) <= 0.15, [f.position_mm for f in found]
+
+
+def test_no_lamp_is_found_without_shadows_nor_from_a_printed_grid():
+    rng = np.random.default_rng(4)
+    minis = _minis(rng)
+    clear = np.ones((400, 600), np.uint8)
+    assert find_lamps(_darkness_with_shadows(minis, [], rng), clear, minis, CENTRE, MM_PER_PX) == []
+    grid = np.clip(rng.normal(0.0, 0.03, (400, 600)), 0, 1).astype(np.float32)
+    grid[::25, :] += 0.5  # a 50 mm grid's 2 mm lines, darker than any shadow
+    grid[:, ::25] += 0.5
+    assert find_lamps(grid, clear, minis, CENTRE, MM_PER_PX) == []
+
+
+def test_a_minis_shadow_is_masked_where_the_lamp_throws_it():
+    lamp = FoundLamp((600.0, 400.0 - 1000.0, 1000.0), 5, 1.0)  # 45 degrees up towards -y from the centre
+    mini = MiniState(id=4, x_mm=600.0, y_mm=400.0, z_mm=40.0, heading_deg=0.0)
+    mask = np.ones((400, 600), np.uint8)
+    mask_shadows(mask, [lamp], [(mini, 26.7, 25.0)], MM_PER_PX)
+    tip = lamp.shadow_of(np.array([600.0, 400.0]), 40.0)
+    assert tip[1] > 440.0 and abs(tip[0] - 600.0) < 1e-6  # away from the lamp, ~z (x 1000 / 960)
+    assert mask[int(tip[1] / MM_PER_PX), int(tip[0] / MM_PER_PX)] == 0
+    assert mask[int(380 / MM_PER_PX), 300] == 1  # on the lamp's side: no shadow
+    assert (mask == 0).sum() * MM_PER_PX ** 2 < 4000  # the tile's square and the body's band only
