@@ -4,12 +4,14 @@
    table without what stands on it (an empty-table frame when there is one, else a median over
    ~60 mm, which a brick never fills, taken a second time with what the first found painted over
    where that crowds a window); minis, marker cards and anchors (known from their markers) are
-   masked out; what differs and is big and compact (or thick all along) enough is a candidate.
+   masked out, and the minis' shadows where the lamps are found from them (`lamps`); what
+   differs and is big and compact (or thick all along) enough is a candidate.
 2. Each candidate is cut out at 0.5 mm a pixel; where the table has a hue, what of it is the table
    in shade (a lamp's shadow of the block: every channel darker alike) is left out of it and read
-   as table by the fits. Its brightest uniform part is the top face (lit
-   from above) when one stands out, else the candidate's own outline is the silhouette; that
-   rectangle starts the box fit of `brickfit`, done on the camera image itself at sub-pixel steps.
+   as table by the fits (on a table of no hue, only when no fit stood without that: a lit
+   brick beside its shadows). Its brightest uniform part is the top face (lit from above) when
+   one stands out, else the candidate's own outline is the silhouette; that rectangle starts
+   the box fit of `brickfit`, done on the camera image itself at sub-pixel steps.
 3. A fit is a block when it explains the candidate's outline, its top is one colour (in shade
    and in hue), not skin nor the table's own, and it is no taller than a tower of bricks; its
    colour is named against the anchors' white paper (`colours.name_colour`). A fit four bricks
@@ -225,9 +227,9 @@ class BlockFinder:
             return found
         # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
         # out; when no fit stood, what could be the table in shade is left out and the rest tried
-        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too,
-        # and but for where its own walls may show (between its lit top and the camera's foot:
-        # a white brick's walls in shade look like the mat in shade too).
+        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too;
+        # not where its own walls may show (between its lit top and the camera's foot: a white
+        # brick's walls in shade look like the mat in shade too).
         maybe = _broad_shade(could_be_shade(smooth, table_fine), fine, table_fine, blob, 1.0)
         if not maybe.any():
             return []
