@@ -49,11 +49,19 @@ class FoundLamp:
         return xy_mm + (xy_mm - p[:2]) * z / np.maximum(p[2] - z, 1.0)
 
 
+_LINEAR_OF_BYTE = srgb_to_linear(np.arange(256, dtype=np.float32) / 255.0)
+
+
+def _light(bgr: np.ndarray) -> np.ndarray:
+    """Linear light summed over the channels (a lookup for whole bytes)."""
+    if bgr.dtype == np.uint8:
+        return _LINEAR_OF_BYTE[bgr[..., 0]] + _LINEAR_OF_BYTE[bgr[..., 1]] + _LINEAR_OF_BYTE[bgr[..., 2]]
+    return srgb_to_linear(bgr.astype(np.float32) / 255.0).sum(axis=-1)
+
+
 def darkness(coarse_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
     """How much darker each pixel is than the table under it, as a share of the table's light."""
-    seen = srgb_to_linear(coarse_bgr.astype(np.float32) / 255.0).sum(axis=-1)
-    table = srgb_to_linear(table_bgr.astype(np.float32) / 255.0).sum(axis=-1)
-    return np.clip(1.0 - seen / np.maximum(table, 1e-3), 0.0, 1.0)
+    return np.clip(1.0 - _light(coarse_bgr) / np.maximum(_light(table_bgr), 1e-3), 0.0, 1.0)
 
 
 def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState, float]], centre_mm: np.ndarray,
