@@ -415,13 +415,18 @@ def _unit(v) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+def _disc_axes(towards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors square to `towards` and to each other: the plane of a lamp's disc."""
+    u = _unit(np.cross(towards, (1.0, 0.0, 0.0) if abs(towards[0]) < 0.9 else (0.0, 1.0, 0.0)))
+    return u, np.cross(towards, u)
+
+
 def _lamp_samples(towards: np.ndarray, radius_deg: float, sample: np.ndarray, samples: int, phase: float) -> np.ndarray:
     """Directions to points spread evenly over a lamp's disc (a Vogel spiral), one per ray by the
     ray's index within its pixel: a pixel's rays together see the lamp partly hidden (a penumbra)."""
     if radius_deg <= 0 or samples <= 1:
         return np.broadcast_to(towards, (len(sample), 3))
-    u = _unit(np.cross(towards, (1.0, 0.0, 0.0) if abs(towards[0]) < 0.9 else (0.0, 1.0, 0.0)))
-    v = np.cross(towards, u)
+    u, v = _disc_axes(towards)
     k = np.arange(samples)
     r = math.tan(math.radians(radius_deg)) * np.sqrt((k + 0.5) / samples)
     angle = k * GOLDEN_ANGLE + phase
@@ -690,8 +695,7 @@ def _shadow_box(scene: Scene, prim: _Primitive) -> tuple[int, int, int, int] | N
     z = np.clip(prim.corners_mm[:, 2], 0.0, None)
     for lamp in scene.lighting.lamps:
         towards = _unit(lamp.towards)
-        u = _unit(np.cross(towards, (1.0, 0.0, 0.0) if abs(towards[0]) < 0.9 else (0.0, 1.0, 0.0)))
-        v = np.cross(towards, u)
+        u, v = _disc_axes(towards)
         # an octagon of directions around the disc, wide enough to hold it (inradius 1.1 cos 22.5 > 1)
         spread = 1.1 * math.tan(math.radians(lamp.radius_deg))
         rim = [_unit(towards + spread * (math.cos(a) * u + math.sin(a) * v)) for a in np.arange(8) * math.pi / 4]

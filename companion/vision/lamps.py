@@ -22,6 +22,7 @@ import numpy as np
 
 from companion.state import MiniState
 from companion.vision.colours import srgb_to_linear
+from companion.vision.registration import square_corners_mm
 
 SLOPE_MAX = 1.25  # a lamp 38.7 degrees above the table
 SLOPE_STEP = 0.1
@@ -160,9 +161,7 @@ def mask_shadows(mask: np.ndarray, lamps: list[FoundLamp], minis: list[tuple[Min
         for m, side, base in minis:
             foot = np.array([m.x_mm, m.y_mm])
             tip = lamp.shadow_of(foot, m.z_mm)
-            half = side / 2 + SHADOW_MARGIN_MM
-            c, s = math.cos(math.radians(m.heading_deg)), math.sin(math.radians(m.heading_deg))
-            corners = tip + np.array([[-half, -half], [half, -half], [half, half], [-half, half]]) @ np.array([[s, -c], [c, s]])
+            corners = square_corners_mm(float(tip[0]), float(tip[1]), side + 2 * SHADOW_MARGIN_MM, m.heading_deg)[:, :2]
             cv2.fillConvexPoly(mask, np.round(corners / mm_per_px - 0.5).astype(np.int32), 0)
             width = int(round((0.6 * base + 2 * SHADOW_MARGIN_MM) / mm_per_px))
             a, b = np.round(foot / mm_per_px - 0.5).astype(int), np.round(tip / mm_per_px - 0.5).astype(int)
