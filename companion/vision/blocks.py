@@ -12,6 +12,9 @@
    brick beside its shadows). Its brightest uniform part is the top face (lit from above) when
    one stands out, else the candidate's own outline is the silhouette; that rectangle starts
    the box fit of `brickfit`, done on the camera image itself at sub-pixel steps.
+   Where lamps were found, a box's own shadows are predicted from its footprint and height: the
+   outline may include them, their length is a second measure of its height, a block as tall as
+   a tower must cast one, and touching "bricks" that are the others' shadows are dropped.
 3. A fit is a block when it explains the candidate's outline, its top is one colour (in shade
    and in hue), not skin nor the table's own, and it is no taller than a tower of bricks; its
    colour is named against the anchors' white paper (`colours.name_colour`). A fit four bricks
@@ -37,7 +40,7 @@ import numpy as np
 from companion.setup_file import Setup, TableSpec
 from companion.state import BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect,
-                                       fit_box, snap_side)
+                                       fit_box, snap_side, top_face)
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour, naming_wall,
                                      srgb_to_linear, walls_may_name)
@@ -113,6 +116,7 @@ class BlockFinder:
         self._view: TableView | None = None
         self._view_key: bytes | None = None
         self.lamps: list[FoundLamp] = []  # the lamps the last frame's minis' shadows showed
+        self._lamplight: Lamplight | None = None  # this frame's, while its candidates are fitted
 
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
         key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
@@ -148,6 +152,7 @@ class BlockFinder:
                 table = local_table(coarse, exclude=mask)
                 mask, level, unbanded = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
+        self._lamplight = Lamplight(tuple(self.lamps), darkness(coarse, table), clear) if self.lamps else None
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
@@ -223,6 +228,7 @@ class BlockFinder:
         shade = _broad_shade(shaded(smooth, table_fine, white, SHADE_TINT), fine, table_fine, blob, SHADE_MOST)
         found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
                               white_table)
+        found = [b for b in found if not _no_shadow_of_its_own(self._lamplight, b)]
         if found or shade.any():
             return found
         # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
@@ -238,7 +244,7 @@ class BlockFinder:
                               white_table)
         # What stands there must be lit: a top that may itself be shade is what was left of one.
         table = np.median(table_fine[blob > 0], axis=0)
-        return [b for b in found if not could_be_shade(b.top_bgr, table)]
+        return [b for b in found if not could_be_shade(b.top_bgr, table) and not _no_shadow_of_its_own(self._lamplight, b)]
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
@@ -255,7 +261,7 @@ class BlockFinder:
         if shade.any():
             sample = _table_in_shade_sampler(sample, shade, table_fine, (x0, y0))
         c = _Candidate(image, view, sample, fine, diff, blob, table_fine, (x0, y0), level, white, white_table,
-                       self.palette)
+                       self.palette, self._lamplight)
         one = _fit_one(c)
         if one is not None and one.height_mm < TALL_FROM_MM:
             return [one]
@@ -281,7 +287,7 @@ class BlockFinder:
                 if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
                                      c.view.camera_height_mm) > parts_agreement:
                     return [tower]
-            return parts
+            return _without_their_shadows(c, parts)
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
         arms = _fit_arms(replace(c, blob=opened & blob))
         if arms:
@@ -326,6 +332,16 @@ def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
+class Lamplight:
+    """A frame's lamps (found from the minis' shadows) and what tells their shadows: the coarse
+    view's darkness against the table (`lamps.darkness`) and where nothing known stands."""
+
+    lamps: tuple[FoundLamp, ...]
+    dark: np.ndarray  # at COARSE_MM
+    clear: np.ndarray  # uint8 at COARSE_MM, 0 where minis, cards, anchors (and their shadows) are
+
+
+@dataclass(frozen=True, eq=False)
 class _Candidate:
     """One candidate as the fits see it: the frame and its view, the candidate's cut-out at FINE_MM
     (`fine`, its colour distance from the table `diff`, its outline `blob`, the table under it), and
@@ -343,6 +359,18 @@ class _Candidate:
     white: np.ndarray
     white_table: float
     palette: dict[str, tuple[float, float, float]]  # the colours blocks are named by
+    lamplight: "Lamplight | None" = None  # the lamps found from the minis' shadows, when any
+
+    @cached_property
+    def maybe_shade(self) -> np.ndarray:
+        """Where the cut-out may be the table in shade (`could_be_shade`, uint8)."""
+        smooth = cv2.GaussianBlur(self.fine, (0, 0), 1.0)
+        return could_be_shade(smooth, self.table_fine).astype(np.uint8)
+
+    @cached_property
+    def darkness(self) -> np.ndarray:
+        """How much darker than the table under it each pixel of the cut-out is (`lamps.darkness`)."""
+        return darkness(self.fine, self.table_fine)
 
     @cached_property
     def parts(self) -> "ColourParts | None":
@@ -649,10 +677,11 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
         fit = _fit_box(c, start, top is not None, heights=heights)
         if fit is None:
             continue
+        fit = _with_its_shadows(c, fit)
         footprint, studs = _snapped(fit.footprint)
         if fit.height_mm > max(HEIGHTS_MM) and studs is None:
             continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
-        iou = _silhouette_fit(blob, [(footprint, fit.top)], origin)
+        iou = _silhouette_fit(blob, [(footprint, fit.top)], origin, _cast_shade(c, [(footprint, fit.height_mm)]))
         if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
             best = (iou, fit, footprint, studs)
         if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
@@ -783,7 +812,8 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
     blocks = []
     for colour in dict.fromkeys(p.colour for p in parts):
         same = [p for p in parts if p.colour == colour]
-        iou = _silhouette_fit(blob, [(p.footprint, p.fit.top) for p in same], origin)
+        iou = _silhouette_fit(blob, [(p.footprint, p.fit.top) for p in same], origin,
+                              _cast_shade(c, [(p.footprint, p.fit.height_mm) for p in same]))
         if iou < MIN_SILHOUETTE_FIT * len(same) / len(parts):
             return []  # the arms do not explain the wall
         longest = max(same, key=lambda p: max(p.footprint.half_mm))
@@ -1525,11 +1555,13 @@ def _snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
     return rect, (max(studs), min(studs)) if len(studs) == 2 else None
 
 
-def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float]) -> float:
+def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],
+                    cast_shade: np.ndarray | None = None) -> float:
     """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
     top faces the candidate covers and the share of the candidate within 1.5 mm of the boxes'
     outlines. (A wall may look like the table, so it need not be covered; a candidate cut at a
-    low threshold is a blurred pixel or two wider than the box.)"""
+    low threshold is a blurred pixel or two wider than the box.) `cast_shade`: where the boxes'
+    own shadows fall and the candidate may be that shade (`_cast_shade`): explained too."""
     def filled(points: np.ndarray, out: np.ndarray) -> np.ndarray:
         pts = ((points - origin_mm) / FINE_MM - 0.5) * 4
         cv2.fillConvexPoly(out, np.round(pts).astype(np.int32), 1, cv2.LINE_8, 2)
@@ -1544,8 +1576,159 @@ def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], 
     grow = int(round(1.5 / FINE_MM))
     near = cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
     covered = np.count_nonzero(face & blob) / max(np.count_nonzero(face), 1)
+    if cast_shade is not None:
+        near |= cast_shade
     explained = np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1)
     return float(min(covered, explained))
+
+
+SHADOW_SIGMA = 0.2  # how well a shadow's darkness is predicted (the table's texture, the lamp's share)
+SAMPLES_PER_CAMERA_PIXEL = 3.0  # cut-out pixels (FINE_MM) that share one camera pixel's noise
+SHADOW_BLUR_MM = 1.0  # a shadow's edge: the camera's blur (the lamp's size adds `FoundLamp.softness`)
+SHADOW_CLEAR_MM = 1.5  # a box's place is known to about this
+SHADOW_DEPTH_LEAST = 0.15  # a lamp whose shadows are fainter tells no height
+
+
+def _with_its_shadows(c: _Candidate, fit: BoxFit) -> BoxFit:
+    """A box fit whose height also answers to the shadows it casts under the lamps found (each
+    lamp's shadow h mm long per mm of slope: a brick's shadow beyond its walls tells its height
+    where its walls, as dark as the shade beside them, do not). Unchanged without lamps."""
+    cost = _shadow_height_cost(c, fit)
+    if cost is None:
+        return fit
+    heights = np.array(list(fit.height_cost))
+    total = np.array(list(fit.height_cost.values())) + cost
+    best = int(np.argmin(total))
+    h = float(heights[best])
+    view = c.view
+    top = top_face(fit.silhouette, view.foot_mm, h, view.camera_height_mm)
+    return BoxFit(top=top, silhouette=fit.silhouette, height_mm=h,
+                  footprint=top.scaled_about(view.foot_mm, 1 / float(view.k(h))),
+                  height_cost={float(hh): float(v - total[best]) for hh, v in zip(heights, total)})
+
+
+def _shadow_height_cost(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
+    """Per height of a fit's `height_cost`: how badly the shadows a box of that height (in the
+    fit's silhouette) casts under the lamps found predict the cut-out's darkness, in nats, 0 at
+    the best; read only where no height's box stands and the cut-out is table or shade (not
+    another block). None without lamps whose shadows are dark enough to tell."""
+    lamps = [] if c.lamplight is None else [lamp for lamp in c.lamplight.lamps if lamp.depth >= SHADOW_DEPTH_LEAST]
+    if not lamps:
+        return None
+    view = c.view
+    origin = np.asarray(c.origin)
+    heights = list(fit.height_cost)
+
+    def filled(points_mm: np.ndarray) -> np.ndarray:
+        out = np.zeros(c.blob.shape, np.uint8)
+        px = (np.asarray(points_mm, np.float32) - origin) / FINE_MM - 0.5
+        cv2.fillConvexPoly(out, np.round(cv2.convexHull(px.astype(np.float32)).reshape(-1, 2) * 4).astype(np.int32), 1,
+                           cv2.LINE_8, 2)
+        return out
+
+    boxes = []
+    standing = np.zeros(c.blob.shape, np.uint8)
+    for h in heights:
+        # Under the fit's top, which its bright face pins (the silhouette's near edge is what a
+        # shadow along a near wall moves).
+        footprint = fit.top.scaled_about(view.foot_mm, 1 / float(view.k(h)))
+        boxes.append((footprint, h))
+        standing |= filled(np.concatenate([footprint.corners(), fit.top.corners()]))
+    # Not within SHADOW_CLEAR_MM of any height's box either: there a box a hair off its place
+    # casts slivers of shadow that would outweigh the shadows' lengths.
+    grow = int(round(SHADOW_CLEAR_MM / FINE_MM))
+    standing = cv2.dilate(standing, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2))
+    scored = ((standing == 0) & ((c.maybe_shade > 0) | (c.diff <= c.level))).astype(bool)
+    if not scored.any():
+        return None
+    observed = c.darkness[scored]
+    cost = []
+    for footprint, h in boxes:
+        predicted = np.zeros(c.blob.shape, np.float32)
+        for lamp in lamps:
+            blur = math.hypot(SHADOW_BLUR_MM, lamp.softness * h) / FINE_MM
+            predicted += lamp.depth * cv2.GaussianBlur(filled(lamp.box_shadow(footprint.corners(), h)).astype(np.float32),
+                                                       (0, 0), blur)
+        predicted = np.minimum(predicted, 0.95)
+        cost.append(float(np.sum((observed - predicted[scored]) ** 2)))
+    nats = np.array(cost) / (2 * SHADOW_SIGMA ** 2 * SAMPLES_PER_CAMERA_PIXEL)
+    return nats - nats.min()
+
+
+SHADOW_PART_SHARE = 0.6  # a part this much inside the others' shadows, and shade-like, is one of them
+
+
+def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[FoundBlock]:
+    """Touching bricks split by colour, without the parts that are the others' shadows under the
+    lamps found: a part whose top may be the table in shade and whose footprint lies in the
+    shadows the lit parts cast (on a gray mat a brick's shadow is a gray or black "plate")."""
+    if c.lamplight is None:
+        return parts
+    table = np.median(c.table_fine[c.blob > 0], axis=0)
+    shade_like = [bool(could_be_shade(b.top_bgr, table)) for b in parts]
+    lit = [(TableRect.from_quad(b.footprint_mm), b.height_mm) for b, dark in zip(parts, shade_like) if not dark]
+    if not lit or all(not dark for dark in shade_like):
+        return parts
+    cast = _cast_shade(c, lit)
+    assert cast is not None
+    kept = []
+    for b, dark in zip(parts, shade_like):
+        if dark:
+            own = np.zeros_like(c.blob)
+            px = (np.asarray(b.footprint_mm, np.float32) - np.asarray(c.origin, np.float32)) / FINE_MM - 0.5
+            cv2.fillConvexPoly(own, np.round(px * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+            if np.count_nonzero(own & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(own), 1):
+                continue
+        kept.append(b)
+    return kept
+
+
+SHADOW_SEEN_LEAST_MM2 = 100.0  # a tall block's shadow beyond itself, in view, that can tell it is not there
+SHADOW_DARK_SHARE = 0.5  # ... dark at least this share of the lamp's shadows' darkness (its median)
+
+
+def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock) -> bool:
+    """Whether a block as tall as a tower, under the lamps found, would cast a shadow beyond
+    itself where the table is lit: a lit brick with its own shadow reaching towards the camera's
+    foot, or a shadow with a lit table beyond, is a tower's outline too (its walls in shade look
+    like a gray mat in shade), but a tower casts a shadow as long as it is tall."""
+    if lamplight is None or block.height_mm < TALL_FROM_MM:
+        return False
+    dark, clear = lamplight.dark, lamplight.clear
+    standing = np.zeros(dark.shape, np.uint8)
+    outline = np.concatenate([block.footprint_mm, block.fit.top.corners()]).astype(np.float32)
+    grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
+    cv2.fillConvexPoly(standing, np.round(cv2.convexHull(outline).reshape(-1, 2) / COARSE_MM - 0.5).astype(np.int32), 1)
+    standing = cv2.dilate(standing, np.ones((2 * grow + 1,) * 2, np.uint8))
+    for lamp in lamplight.lamps:
+        if lamp.depth < SHADOW_DEPTH_LEAST:
+            continue
+        cast = np.zeros(dark.shape, np.uint8)
+        shadow = lamp.box_shadow(block.footprint_mm, block.height_mm)
+        cv2.fillConvexPoly(cast, np.round(shadow / COARSE_MM - 0.5).astype(np.int32), 1)
+        seen = (cast > 0) & (standing == 0) & (clear > 0)
+        if np.count_nonzero(seen) * COARSE_MM ** 2 < SHADOW_SEEN_LEAST_MM2:
+            continue
+        if float(np.median(dark[seen])) < SHADOW_DARK_SHARE * lamp.depth:
+            return True
+    return False
+
+
+CAST_SHADE_MARGIN_MM = 3.0  # a box's shadow's penumbra, and its lamp found to a step
+
+
+def _cast_shade(c: _Candidate, boxes: list[tuple[TableRect, float]]) -> np.ndarray | None:
+    """Where boxes (footprint, height) cast their shadows under the lamps found, in the
+    candidate's cut-out, and it may be the table in shade there (uint8); None with no lamps."""
+    if c.lamplight is None:
+        return None
+    cast = np.zeros_like(c.blob)
+    for footprint, height in boxes:
+        for lamp in c.lamplight.lamps:
+            outline = (lamp.box_shadow(footprint.corners(), height) - np.asarray(c.origin)) / FINE_MM - 0.5
+            cv2.fillConvexPoly(cast, np.round(outline * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+    grow = int(round(CAST_SHADE_MARGIN_MM / FINE_MM))
+    return cv2.dilate(cast, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2)) & c.maybe_shade
 
 
 MAX_ARMS = 8

@@ -9,7 +9,9 @@ block search can leave the minis' shadows out as it leaves out the minis themsel
 A lamp is searched as the slope its shadows have at the table's centre (mm of shadow a mm of
 height, up to that of a lamp 38 degrees above the table) and its height (a lamp 0.8 m up to one
 as far as the sun), and kept when the minis' shadows it predicts are darker than the table just
-past them, most of them clearly.
+past them, most of them clearly. A lamp kept is then placed on its shadows' edges (each tile's
+square dark inside, the table lit just past it), and its shadows' darkness and softness are
+measured there: the blocks' own shadows are predicted with them (`blocks`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import cv2
 import numpy as np
 
 from companion.state import MiniState
+from companion.vision.brickfit import normal_cdf
 from companion.vision.colours import srgb_to_linear
 from companion.vision.registration import square_corners_mm
 
@@ -33,8 +36,16 @@ DARK_SHARE = 0.6  # share of the minis whose predicted shadows must be dark
 DARK_MEAN = 0.15  # ... and on average over them
 LEAST_MINIS = 3  # minis whose shadows show a lamp
 LAMPS_MAX = 3
+SOFTNESS = (0.0, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3)  # tried for a lamp's shadows' blur (`FoundLamp.softness`)
 LAMPS_APART = 0.25  # slopes at the centre closer than this are one lamp
 SHADOW_MARGIN_MM = 4.0  # a masked shadow's margin (penumbra, the lamp's place found to a step)
+REFINE_REACH = 0.3  # the slope refined this far about the search's answer ...
+REFINE_STEP = 0.02  # ... at these steps
+# A tile's shadow, read on a grid of points inside its square (fractions of its side from the
+# centre, along its own sides) against points just outside its edges, those ahead of it and aside
+# (behind it lies the body's shadow): each edge pins the shadow between points 0.1 side apart.
+_INSIDE = np.array([(a, b) for a in np.linspace(-0.4, 0.4, 5) for b in np.linspace(-0.4, 0.4, 5)])
+_OUTSIDE = np.array([p for t in (-0.3, 0.0, 0.3) for p in ((0.6, t), (-0.6, t), (t, 0.6), (t, -0.6))])
 
 
 @dataclass(frozen=True)
@@ -42,12 +53,21 @@ class FoundLamp:
     position_mm: tuple[float, float, float]  # in the table frame (far: a direction)
     minis: int  # minis whose predicted shadows were looked at
     dark_share: float  # of them, the share darker than the table by DARK_SHADOW
+    depth: float = 0.0  # the shadows' darkness (`darkness`) where they are dark: a shadow's is about this
+    softness: float = 0.0  # a shadow's edge's blur (sigma, mm) per mm of height of what casts it: the lamp's size
 
     def shadow_of(self, xy_mm: np.ndarray, z_mm: np.ndarray) -> np.ndarray:
         """Where points at heights `z_mm` over table points `xy_mm` (..., 2) cast their shadows."""
         p = np.asarray(self.position_mm, float)
         z = np.asarray(z_mm, float)[..., None]
         return xy_mm + (xy_mm - p[:2]) * z / np.maximum(p[2] - z, 1.0)
+
+    def box_shadow(self, corners_mm: np.ndarray, height_mm: float) -> np.ndarray:
+        """The outline (M, 2) of the shadow a box on a footprint (4, 2) casts on the table, the
+        footprint included: the hull of its corners and its top corners' shadows."""
+        ends = self.shadow_of(np.asarray(corners_mm, float), np.full(len(corners_mm), height_mm))
+        points = np.concatenate([corners_mm, ends]).astype(np.float32)
+        return cv2.convexHull(points).reshape(-1, 2).astype(float)
 
 
 _LINEAR_OF_BYTE = srgb_to_linear(np.arange(256, dtype=np.float32) / 255.0)
@@ -77,6 +97,9 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
     xy = np.array([[m.x_mm, m.y_mm] for m, _ in minis])
     z = np.array([m.z_mm for m, _ in minis])
     side = np.array([s for _, s in minis])
+    heading = np.radians([m.heading_deg for m, _ in minis])
+    tile_axes = np.stack([np.stack([np.cos(heading), np.sin(heading)], -1),
+                          np.stack([np.sin(heading), -np.cos(heading)], -1)], axis=1)  # (N, 2 axes, 2)
     # A tile's shadow is read at one point of the darkness's median over 10 mm (a printed line,
     # a grain do not darken it).
     smooth = cv2.medianBlur(np.round(dark * 255).astype(np.uint8), 5).astype(np.float32) / 255.0
@@ -110,31 +133,128 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
         dark_minis = ((sample >= DARK_SHADOW) & usable).sum(axis=1)
         share = dark_minis / np.maximum(count, 1)
         mean = sample.sum(axis=1) / np.maximum(count, 1)
+        depth = np.where((sample >= DARK_SHADOW) & usable, inside, 0.0).sum(axis=1) / np.maximum(dark_minis, 1)
         ok = (dark_minis >= LEAST_MINIS) & (share >= DARK_SHARE) & (mean >= DARK_MEAN)
         # The middle of a plateau: a tile's shadow is wide, so neighbouring slopes see it too.
         n = int(round(math.sqrt(len(slopes))))
         grid = np.where(ok, mean * share, 0.0).reshape(len(LAMP_HEIGHTS_MM), n, n).astype(np.float32)
         reach = max(3, int(round(0.1 / step)) * 2 + 1)
         plateau = np.stack([cv2.blur(g, (reach, reach), borderType=cv2.BORDER_CONSTANT) for g in grid]).ravel()
-        return np.where(ok, plateau, -1.0), lamps, count, share, centres
+        return np.where(ok, plateau, -1.0), lamps, count, share, depth, centres
 
     axis = np.arange(-SLOPE_MAX, SLOPE_MAX + 1e-9, SLOPE_STEP)
     coarse = np.stack([g.ravel() for g in np.meshgrid(axis, axis)], axis=1)
     fine_axis = np.arange(-2 * SLOPE_STEP, 2 * SLOPE_STEP + 1e-9, SLOPE_STEP / 4)
     around = np.stack([g.ravel() for g in np.meshgrid(fine_axis, fine_axis)], axis=1)
     for _ in range(LAMPS_MAX):
-        score, lamps, _, _, _ = scores(coarse, SLOPE_STEP)
+        score, lamps, *_ = scores(coarse, SLOPE_STEP)
         best = int(np.argmax(score))
         if score[best] < 0:
             break
         slope = (centre_mm - lamps[best, :2]) / lamps[best, 2]
-        score, lamps, count, share, centres = scores(slope + around, SLOPE_STEP / 4)
+        score, lamps, count, share, depth, centres = scores(slope + around, SLOPE_STEP / 4)
         best = int(np.argmax(score))
         if score[best] < 0:
             break
-        found.append(FoundLamp(tuple(float(v) for v in lamps[best]), int(count[best]), float(share[best])))
+        lamp, refined_depth = _refined(dark, clear, xy, z, side, tile_axes, lamps[best], centre_mm, mm_per_px)
+        softness, soft_depth = _softness(dark, clear, xy, z, side, tile_axes, np.asarray(lamp), mm_per_px)
+        found.append(FoundLamp(lamp, int(count[best]), float(share[best]),
+                               soft_depth if soft_depth is not None else
+                               float(depth[best]) if refined_depth is None else refined_depth, softness))
         taken.append(((centre_mm - lamps[best, :2]) / lamps[best, 2], centres[best]))
     return found
+
+
+def _refined(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,
+             tile_axes: np.ndarray, lamp: np.ndarray, centre_mm: np.ndarray, mm_per_px: float
+             ) -> tuple[tuple[float, float, float], float | None]:
+    """A lamp the search found, its slope and height refined so that the minis' tile shadows'
+    squares sit on the dark: the search reads a few points of each and takes the middle of a
+    plateau of answers, which a tile's shadow run on by its body's shadow lengthens (found 30%
+    long). Slopes REFINE_REACH about the search's at every height, then REFINE_STEP about the
+    best. Also the shadows' darkness there (None when too few minis' shadows are in view)."""
+    def grid(reach: float, step: float) -> np.ndarray:
+        axis = np.arange(-reach, reach + 1e-9, step)
+        return np.stack([g.ravel() for g in np.meshgrid(axis, axis)], axis=1)
+
+    slope0 = (centre_mm - lamp[:2]) / lamp[2]
+    coarse = slope0 + grid(REFINE_REACH, 2.5 * REFINE_STEP)
+    heights = np.repeat(LAMP_HEIGHTS_MM, len(coarse))
+    places = np.concatenate([centre_mm[None] - coarse * h for h in LAMP_HEIGHTS_MM])
+    score, depth = _tile_shadows(dark, clear, xy, z, side, tile_axes, places, heights, mm_per_px)
+    best = int(np.argmax(score))
+    if not np.isfinite(score[best]):
+        return (float(lamp[0]), float(lamp[1]), float(lamp[2])), None
+    height = float(heights[best])
+    fine = (centre_mm - places[best]) / height + grid(3 * REFINE_STEP, REFINE_STEP)
+    places = centre_mm[None] - fine * height
+    score, depth = _tile_shadows(dark, clear, xy, z, side, tile_axes, places, np.full(len(places), height), mm_per_px)
+    best = int(np.argmax(score))
+    return (float(places[best, 0]), float(places[best, 1]), height), float(depth[best])
+
+
+def _softness(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,
+              tile_axes: np.ndarray, lamp: np.ndarray, mm_per_px: float) -> tuple[float, float | None]:
+    """How soft a lamp's shadows are (`FoundLamp.softness`) and how dark at their middle: each
+    mini's tile shadow predicted as its square blurred by the softness times the tile's height
+    (a large lamp near the table blurs a tall thing's shadow more), its darkness fitted by least
+    squares, the softness that fits the points read best. (0, None) when too few minis' shadows
+    are in view."""
+    offset = (xy - lamp[:2]) * (z[:, None] / np.maximum(lamp[2] - z[:, None], 1.0))
+    tips = xy + offset
+    along = offset / np.maximum(np.linalg.norm(offset, axis=-1, keepdims=True), 1e-6)
+    fractions = np.concatenate([_INSIDE, _OUTSIDE])  # (P, 2) along the tile's sides
+    points = tips[:, None] + side[:, None, None] * (fractions[None, :, :1] * tile_axes[:, None, 0]
+                                                    + fractions[None, :, 1:] * tile_axes[:, None, 1])
+    ahead = ((points - tips[:, None]) * along[:, None]).sum(-1) >= -0.05 * side[:, None]
+    seen = _look(None, clear, points, mm_per_px) * (ahead | (np.arange(len(fractions)) < len(_INSIDE))[None])
+    usable = (seen[:, :len(_INSIDE)].sum(-1) >= 4) & (seen[:, len(_INSIDE):].sum(-1) >= 2)
+    if usable.sum() < LEAST_MINIS:
+        return 0.0, None
+    observed = _look(dark, clear, points, mm_per_px)[usable]
+    weight = seen[usable]
+    inset = (0.5 - np.abs(fractions))[None] * side[usable, None, None]  # (N, P, 2) mm inside each pair of edges
+    best: tuple[float, float, float] | None = None
+    for softness in SOFTNESS:
+        # the coarse view's own blur (a pixel) under the lamp's
+        sigma = np.hypot(softness * z[usable], 0.5 * mm_per_px)[:, None, None]
+        cover = normal_cdf(inset / sigma).prod(axis=-1)  # (N, P)
+        depth = float((weight * cover * observed).sum() / max(float((weight * cover * cover).sum()), 1e-9))
+        misfit = float((weight * (observed - depth * cover) ** 2).sum())
+        if best is None or misfit < best[0]:
+            best = (misfit, softness, depth)
+    assert best is not None
+    return best[1], best[2]
+
+
+def _tile_shadows(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,
+                  tile_axes: np.ndarray, places: np.ndarray, heights: np.ndarray, mm_per_px: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """For lamps at `places` (S, 2) and `heights` (S,): how much darker the minis' tile shadows'
+    squares are than just outside them, on average over the minis whose shadows are in view
+    (-inf when under LEAST_MINIS are), and their darkness (S,) each."""
+    offset = (xy[None] - places[:, None]) * (z[None, :, None] / np.maximum(heights[:, None, None] - z[None, :, None], 1.0))
+    tips = xy[None] + offset  # (S, N, 2)
+    along = offset / np.maximum(np.linalg.norm(offset, axis=-1, keepdims=True), 1e-6)
+
+    def points(fractions: np.ndarray) -> np.ndarray:
+        """Points at fractions of the tile's side along its own two sides from its shadow's centre."""
+        return tips[:, :, None] + side[None, :, None, None] * (
+            fractions[None, None, :, :1] * tile_axes[None, :, None, 0] + fractions[None, None, :, 1:] * tile_axes[None, :, None, 1])
+
+    inside_pts, outside_pts = points(_INSIDE), points(_OUTSIDE)
+    seen_in = _look(None, clear, inside_pts, mm_per_px)
+    ahead = ((outside_pts - tips[:, :, None]) * along[:, :, None]).sum(-1) >= -0.05 * side[None, :, None]
+    seen_out = _look(None, clear, outside_pts, mm_per_px) * ahead
+    # A tile's shadow near its mini lies partly under the mini's own mask: its points in view
+    # are read (asking for most of the square in view favours lamps that cast it too far).
+    usable = (seen_in.sum(axis=-1) >= 4) & (seen_out.sum(axis=-1) >= 2)
+    inside = (_look(dark, clear, inside_pts, mm_per_px) * seen_in).sum(-1) / np.maximum(seen_in.sum(-1), 1)
+    outside = (_look(dark, clear, outside_pts, mm_per_px) * seen_out).sum(-1) / np.maximum(seen_out.sum(-1), 1)
+    count = usable.sum(axis=1)
+    score = np.where(usable, inside - outside, 0.0).sum(axis=1) / np.maximum(count, 1)
+    depth = np.where(usable, inside, 0.0).sum(axis=1) / np.maximum(count, 1)
+    return np.where(count >= LEAST_MINIS, score, -np.inf), depth
 
 
 def _look(dark: np.ndarray | None, clear: np.ndarray, points_mm: np.ndarray, mm_per_px: float) -> np.ndarray:
