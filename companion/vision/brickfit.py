@@ -54,9 +54,10 @@ SHADOW_WIDTHS_MM = np.array([0.0, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 9
 SHADOW_REACH_MM = float(SHADOW_WIDTHS_MM[-1]) + 1.5  # how much further a near side's profiles reach
 SHADOW_TABLE_SAMPLES = 4  # the profile's last samples (1 mm): table beyond any shadow
 # A shadow's light (display levels), as a share of the table's beside it, at most: where other
-# lamps and the room's light reach, a lamp's shadow keeps half the table's light or more (0.5
-# admitted only shadows of under a quarter of it in linear light: the rest read as wall).
-SHADOW_MOST = 0.75
+# lamps and the room's light reach, a lamp's shadow keeps more of the table's light (0.5 admitted
+# only shadows of under a quarter of it in linear light: the rest read as wall; 0.75 let a
+# yellow wall in shade pass for the felt's shadow beside it, a brick a plate taller).
+SHADOW_MOST = 0.65
 SHADOW_UNDER_WALL = 0.55  # ... and at most this share of the wall's beside it
 SHADOW_CONTRAST = 24.0  # ... and this many 8-bit levels below it (dark walls are not told from shadows)
 SHADOW_CHROMA_SLACK = 0.12  # ... and of the table's chromaticity (colour over luma) to this
