@@ -1608,10 +1608,10 @@ def _with_its_shadows(c: _Candidate, fit: BoxFit) -> BoxFit:
 
 
 def _shadow_height_cost(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
-    """Per height of a fit's `height_cost`: how badly the shadows a box of that height (in the
-    fit's silhouette) casts under the lamps found predict the cut-out's darkness, in nats, 0 at
-    the best; read only where no height's box stands and the cut-out is table or shade (not
-    another block). None without lamps whose shadows are dark enough to tell."""
+    """Per height of a fit's `height_cost`: how badly the shadows a box of that height under the
+    fit's top casts under the lamps found predict the cut-out's darkness, in nats, 0 at the best;
+    read only where no height's box stands and the cut-out is table or shade (not another
+    block). None without lamps whose shadows are dark enough to tell."""
     lamps = [] if c.lamplight is None else [lamp for lamp in c.lamplight.lamps if lamp.depth >= SHADOW_DEPTH_LEAST]
     if not lamps:
         return None
