@@ -436,9 +436,7 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         top = fit.top
         # Its colour where its own top shows (a taller neighbour may cover the rest of it).
         inner = TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
-        own = np.zeros_like(mask)
-        corners = (inner.corners() - np.asarray(origin)) / FINE_MM - 0.5
-        cv2.fillConvexPoly(own, np.round(corners * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+        own = _fill_fine(np.zeros_like(mask), inner.corners(), origin)
         own &= mask
         if np.count_nonzero(own) < 12:
             continue
@@ -596,9 +594,7 @@ def _cast_reach(view: TableView, origin_mm: tuple[float, float], shape: tuple[in
     tallest = max(ALL_HEIGHTS_MM)
     low = top.scaled_about(foot, (view.camera_height_mm - tallest) / view.camera_height_mm)
     corners = np.concatenate([top.corners(), low.corners()])
-    px = (cv2.convexHull(((corners - np.asarray(origin_mm)) / FINE_MM - 0.5).astype(np.float32))).reshape(-1, 2)
-    reach = np.zeros(shape[:2], np.uint8)
-    cv2.fillConvexPoly(reach, np.round(px * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+    reach = _fill_fine(np.zeros(shape[:2], np.uint8), corners, origin_mm, hull=True)
     margin = int(round(CAST_REACH_MARGIN_MM / FINE_MM))
     return cv2.dilate(reach, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * margin + 1, 2 * margin + 1)))
 
@@ -1555,6 +1551,17 @@ def _snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
     return rect, (max(studs), min(studs)) if len(studs) == 2 else None
 
 
+def _fill_fine(mask: np.ndarray, points_mm: np.ndarray, origin_mm: tuple[float, float], hull: bool = False
+               ) -> np.ndarray:
+    """`mask` (a cut-out at FINE_MM from `origin_mm`) with a convex polygon of table points (N, 2)
+    set to 1 (their hull's, with `hull`), to a quarter of a pixel."""
+    px = (np.asarray(points_mm, float) - np.asarray(origin_mm, float)) / FINE_MM - 0.5
+    if hull:
+        px = cv2.convexHull(px.astype(np.float32)).reshape(-1, 2)
+    cv2.fillConvexPoly(mask, np.round(px * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+    return mask
+
+
 def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],
                     cast_shade: np.ndarray | None = None) -> float:
     """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
@@ -1562,17 +1569,12 @@ def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], 
     outlines. (A wall may look like the table, so it need not be covered; a candidate cut at a
     low threshold is a blurred pixel or two wider than the box.) `cast_shade`: where the boxes'
     own shadows fall and the candidate may be that shade (`_cast_shade`): explained too."""
-    def filled(points: np.ndarray, out: np.ndarray) -> np.ndarray:
-        pts = ((points - origin_mm) / FINE_MM - 0.5) * 4
-        cv2.fillConvexPoly(out, np.round(pts).astype(np.int32), 1, cv2.LINE_8, 2)
-        return out
-
     near, face = np.zeros_like(blob), np.zeros_like(blob)
     for footprint, top in boxes:
         hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
-        filled(hull, near)
-        filled(TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5))).corners(),
-               face)
+        _fill_fine(near, hull, origin_mm)
+        _fill_fine(face, TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5),
+                                                          max(top.half_mm[1] - 1.0, 0.5))).corners(), origin_mm)
     grow = int(round(1.5 / FINE_MM))
     near = cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
     covered = np.count_nonzero(face & blob) / max(np.count_nonzero(face), 1)
@@ -1616,15 +1618,10 @@ def _shadow_height_cost(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
     if not lamps:
         return None
     view = c.view
-    origin = np.asarray(c.origin)
     heights = list(fit.height_cost)
 
     def filled(points_mm: np.ndarray) -> np.ndarray:
-        out = np.zeros(c.blob.shape, np.uint8)
-        px = (np.asarray(points_mm, np.float32) - origin) / FINE_MM - 0.5
-        cv2.fillConvexPoly(out, np.round(cv2.convexHull(px.astype(np.float32)).reshape(-1, 2) * 4).astype(np.int32), 1,
-                           cv2.LINE_8, 2)
-        return out
+        return _fill_fine(np.zeros(c.blob.shape, np.uint8), points_mm, c.origin, hull=True)
 
     boxes = []
     standing = np.zeros(c.blob.shape, np.uint8)
@@ -1674,9 +1671,7 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
     kept = []
     for b, dark in zip(parts, shade_like):
         if dark:
-            own = np.zeros_like(c.blob)
-            px = (np.asarray(b.footprint_mm, np.float32) - np.asarray(c.origin, np.float32)) / FINE_MM - 0.5
-            cv2.fillConvexPoly(own, np.round(px * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+            own = _fill_fine(np.zeros_like(c.blob), b.footprint_mm, c.origin)
             if np.count_nonzero(own & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(own), 1):
                 continue
         kept.append(b)
@@ -1725,8 +1720,7 @@ def _cast_shade(c: _Candidate, boxes: list[tuple[TableRect, float]]) -> np.ndarr
     cast = np.zeros_like(c.blob)
     for footprint, height in boxes:
         for lamp in c.lamplight.lamps:
-            outline = (lamp.box_shadow(footprint.corners(), height) - np.asarray(c.origin)) / FINE_MM - 0.5
-            cv2.fillConvexPoly(cast, np.round(outline * 4).astype(np.int32), 1, cv2.LINE_8, 2)
+            _fill_fine(cast, lamp.box_shadow(footprint.corners(), height), c.origin)
     grow = int(round(CAST_SHADE_MARGIN_MM / FINE_MM))
     return cv2.dilate(cast, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2)) & c.maybe_shade
 

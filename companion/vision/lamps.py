@@ -142,10 +142,8 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
         plateau = np.stack([cv2.blur(g, (reach, reach), borderType=cv2.BORDER_CONSTANT) for g in grid]).ravel()
         return np.where(ok, plateau, -1.0), lamps, count, share, depth, centres
 
-    axis = np.arange(-SLOPE_MAX, SLOPE_MAX + 1e-9, SLOPE_STEP)
-    coarse = np.stack([g.ravel() for g in np.meshgrid(axis, axis)], axis=1)
-    fine_axis = np.arange(-2 * SLOPE_STEP, 2 * SLOPE_STEP + 1e-9, SLOPE_STEP / 4)
-    around = np.stack([g.ravel() for g in np.meshgrid(fine_axis, fine_axis)], axis=1)
+    coarse = _slope_grid(SLOPE_MAX, SLOPE_STEP)
+    around = _slope_grid(2 * SLOPE_STEP, SLOPE_STEP / 4)
     for _ in range(LAMPS_MAX):
         score, lamps, *_ = scores(coarse, SLOPE_STEP)
         best = int(np.argmax(score))
@@ -156,41 +154,42 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
         best = int(np.argmax(score))
         if score[best] < 0:
             break
-        lamp, refined_depth = _refined(dark, clear, xy, z, side, tile_axes, lamps[best], centre_mm, mm_per_px)
+        lamp = _refined(dark, clear, xy, z, side, tile_axes, lamps[best], centre_mm, mm_per_px)
         softness, soft_depth = _softness(dark, clear, xy, z, side, tile_axes, np.asarray(lamp), mm_per_px)
         found.append(FoundLamp(lamp, int(count[best]), float(share[best]),
-                               soft_depth if soft_depth is not None else
-                               float(depth[best]) if refined_depth is None else refined_depth, softness))
+                               float(depth[best]) if soft_depth is None else soft_depth, softness))
         taken.append(((centre_mm - lamps[best, :2]) / lamps[best, 2], centres[best]))
     return found
 
 
+def _slope_grid(reach: float, step: float) -> np.ndarray:
+    """Slopes (S, 2) on a square grid `step` apart, `reach` either way of zero."""
+    axis = np.arange(-reach, reach + 1e-9, step)
+    return np.stack([g.ravel() for g in np.meshgrid(axis, axis)], axis=1)
+
+
 def _refined(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,
              tile_axes: np.ndarray, lamp: np.ndarray, centre_mm: np.ndarray, mm_per_px: float
-             ) -> tuple[tuple[float, float, float], float | None]:
+             ) -> tuple[float, float, float]:
     """A lamp the search found, its slope and height refined so that the minis' tile shadows'
     squares sit on the dark: the search reads a few points of each and takes the middle of a
     plateau of answers, which a tile's shadow run on by its body's shadow lengthens (found 30%
     long). Slopes REFINE_REACH about the search's at every height, then REFINE_STEP about the
-    best. Also the shadows' darkness there (None when too few minis' shadows are in view)."""
-    def grid(reach: float, step: float) -> np.ndarray:
-        axis = np.arange(-reach, reach + 1e-9, step)
-        return np.stack([g.ravel() for g in np.meshgrid(axis, axis)], axis=1)
-
+    best; the search's lamp when too few minis' shadows are in view."""
     slope0 = (centre_mm - lamp[:2]) / lamp[2]
-    coarse = slope0 + grid(REFINE_REACH, 2.5 * REFINE_STEP)
+    coarse = slope0 + _slope_grid(REFINE_REACH, 2.5 * REFINE_STEP)
     heights = np.repeat(LAMP_HEIGHTS_MM, len(coarse))
     places = np.concatenate([centre_mm[None] - coarse * h for h in LAMP_HEIGHTS_MM])
-    score, depth = _tile_shadows(dark, clear, xy, z, side, tile_axes, places, heights, mm_per_px)
+    score = _tile_shadows(dark, clear, xy, z, side, tile_axes, places, heights, mm_per_px)
     best = int(np.argmax(score))
     if not np.isfinite(score[best]):
-        return (float(lamp[0]), float(lamp[1]), float(lamp[2])), None
+        return float(lamp[0]), float(lamp[1]), float(lamp[2])
     height = float(heights[best])
-    fine = (centre_mm - places[best]) / height + grid(3 * REFINE_STEP, REFINE_STEP)
+    fine = (centre_mm - places[best]) / height + _slope_grid(3 * REFINE_STEP, REFINE_STEP)
     places = centre_mm[None] - fine * height
-    score, depth = _tile_shadows(dark, clear, xy, z, side, tile_axes, places, np.full(len(places), height), mm_per_px)
+    score = _tile_shadows(dark, clear, xy, z, side, tile_axes, places, np.full(len(places), height), mm_per_px)
     best = int(np.argmax(score))
-    return (float(places[best, 0]), float(places[best, 1]), height), float(depth[best])
+    return float(places[best, 0]), float(places[best, 1]), height
 
 
 def _softness(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,
@@ -200,19 +199,15 @@ def _softness(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray
     (a large lamp near the table blurs a tall thing's shadow more), its darkness fitted by least
     squares, the softness that fits the points read best. (0, None) when too few minis' shadows
     are in view."""
-    offset = (xy - lamp[:2]) * (z[:, None] / np.maximum(lamp[2] - z[:, None], 1.0))
-    tips = xy + offset
-    along = offset / np.maximum(np.linalg.norm(offset, axis=-1, keepdims=True), 1e-6)
-    fractions = np.concatenate([_INSIDE, _OUTSIDE])  # (P, 2) along the tile's sides
-    points = tips[:, None] + side[:, None, None] * (fractions[None, :, :1] * tile_axes[:, None, 0]
-                                                    + fractions[None, :, 1:] * tile_axes[:, None, 1])
-    ahead = ((points - tips[:, None]) * along[:, None]).sum(-1) >= -0.05 * side[:, None]
-    seen = _look(None, clear, points, mm_per_px) * (ahead | (np.arange(len(fractions)) < len(_INSIDE))[None])
-    usable = (seen[:, :len(_INSIDE)].sum(-1) >= 4) & (seen[:, len(_INSIDE):].sum(-1) >= 2)
+    inside_pts, outside_pts, seen_in, seen_out = _tile_points(clear, xy, z, side, tile_axes, lamp[None, :2],
+                                                              lamp[None, 2], mm_per_px)
+    usable = _in_view(seen_in, seen_out)[0]
     if usable.sum() < LEAST_MINIS:
         return 0.0, None
+    points = np.concatenate([inside_pts, outside_pts], axis=2)[0]
     observed = _look(dark, clear, points, mm_per_px)[usable]
-    weight = seen[usable]
+    weight = np.concatenate([seen_in, seen_out], axis=2)[0][usable]
+    fractions = np.concatenate([_INSIDE, _OUTSIDE])  # (P, 2) along the tile's sides
     inset = (0.5 - np.abs(fractions))[None] * side[usable, None, None]  # (N, P, 2) mm inside each pair of edges
     best: tuple[float, float, float] | None = None
     for softness in SOFTNESS:
@@ -228,11 +223,25 @@ def _softness(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray
 
 
 def _tile_shadows(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,
-                  tile_axes: np.ndarray, places: np.ndarray, heights: np.ndarray, mm_per_px: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  tile_axes: np.ndarray, places: np.ndarray, heights: np.ndarray, mm_per_px: float) -> np.ndarray:
     """For lamps at `places` (S, 2) and `heights` (S,): how much darker the minis' tile shadows'
     squares are than just outside them, on average over the minis whose shadows are in view
-    (-inf when under LEAST_MINIS are), and their darkness (S,) each."""
+    (-inf when under LEAST_MINIS are)."""
+    inside_pts, outside_pts, seen_in, seen_out = _tile_points(clear, xy, z, side, tile_axes, places, heights, mm_per_px)
+    usable = _in_view(seen_in, seen_out)
+    inside = (_look(dark, clear, inside_pts, mm_per_px) * seen_in).sum(-1) / np.maximum(seen_in.sum(-1), 1)
+    outside = (_look(dark, clear, outside_pts, mm_per_px) * seen_out).sum(-1) / np.maximum(seen_out.sum(-1), 1)
+    count = usable.sum(axis=1)
+    score = np.where(usable, inside - outside, 0.0).sum(axis=1) / np.maximum(count, 1)
+    return np.where(count >= LEAST_MINIS, score, -np.inf)
+
+
+def _tile_points(clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray, tile_axes: np.ndarray,
+                 places: np.ndarray, heights: np.ndarray, mm_per_px: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where lamps at `places` (S, 2) and `heights` (S,) put the points read of each mini's tile
+    shadow (`_INSIDE`, `_OUTSIDE`: (S, N, P, 2) each), and which of them are read (1 in view, 0
+    under something known or, outside, behind the square: the body's shadow lies there)."""
     offset = (xy[None] - places[:, None]) * (z[None, :, None] / np.maximum(heights[:, None, None] - z[None, :, None], 1.0))
     tips = xy[None] + offset  # (S, N, 2)
     along = offset / np.maximum(np.linalg.norm(offset, axis=-1, keepdims=True), 1e-6)
@@ -243,18 +252,16 @@ def _tile_shadows(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.nda
             fractions[None, None, :, :1] * tile_axes[None, :, None, 0] + fractions[None, None, :, 1:] * tile_axes[None, :, None, 1])
 
     inside_pts, outside_pts = points(_INSIDE), points(_OUTSIDE)
-    seen_in = _look(None, clear, inside_pts, mm_per_px)
     ahead = ((outside_pts - tips[:, :, None]) * along[:, :, None]).sum(-1) >= -0.05 * side[None, :, None]
-    seen_out = _look(None, clear, outside_pts, mm_per_px) * ahead
-    # A tile's shadow near its mini lies partly under the mini's own mask: its points in view
-    # are read (asking for most of the square in view favours lamps that cast it too far).
-    usable = (seen_in.sum(axis=-1) >= 4) & (seen_out.sum(axis=-1) >= 2)
-    inside = (_look(dark, clear, inside_pts, mm_per_px) * seen_in).sum(-1) / np.maximum(seen_in.sum(-1), 1)
-    outside = (_look(dark, clear, outside_pts, mm_per_px) * seen_out).sum(-1) / np.maximum(seen_out.sum(-1), 1)
-    count = usable.sum(axis=1)
-    score = np.where(usable, inside - outside, 0.0).sum(axis=1) / np.maximum(count, 1)
-    depth = np.where(usable, inside, 0.0).sum(axis=1) / np.maximum(count, 1)
-    return np.where(count >= LEAST_MINIS, score, -np.inf), depth
+    return (inside_pts, outside_pts, _look(None, clear, inside_pts, mm_per_px),
+            _look(None, clear, outside_pts, mm_per_px) * ahead)
+
+
+def _in_view(seen_in: np.ndarray, seen_out: np.ndarray) -> np.ndarray:
+    """Whose tile shadows can be read (S, N): a tile's shadow near its mini lies partly under the
+    mini's own mask, so its points in view are read (asking for most of the square in view
+    favours lamps that cast it too far)."""
+    return (seen_in.sum(axis=-1) >= 4) & (seen_out.sum(axis=-1) >= 2)
 
 
 def _look(dark: np.ndarray | None, clear: np.ndarray, points_mm: np.ndarray, mm_per_px: float) -> np.ndarray:
