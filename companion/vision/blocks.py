@@ -75,6 +75,10 @@ SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
+SHADOW_OVER_BLACK = 2.0  # `_black_beside_its_shadow`: a shadow beside black plastic has this many times its light
+BLACK_BESIDE_LEAST = 0.3  # ... over this share of the least brick's top
+PENUMBRA_DARKEST = 0.95  # `_with_penumbra`: the soft edge of a shade, joined to it, up to this share of the light
+PENUMBRA_LEAVES = 0.75  # ... and it leaves this share of what the shade alone leaves of a candidate
 SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
@@ -167,8 +171,8 @@ class BlockFinder:
             region = labels[y:y + h, x:x + w] == label
             if not _compact(region):
                 continue
-            if beside_known[y:y + h, x:x + w][region].any() and table_in_shade(
-                    coarse[y:y + h, x:x + w][region], table[y:y + h, x:x + w][region], white):
+            if beside_known[y:y + h, x:x + w][region].any() and _only_shade(
+                    coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
                 continue  # a mini's shadow on the table beside it
             blocks += self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
         return blocks
@@ -233,13 +237,17 @@ class BlockFinder:
             return found
         # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
         # out; when no fit stood, what could be the table in shade is left out and the rest tried
-        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too;
-        # not where its own walls may show (between its lit top and the camera's foot: a white
-        # brick's walls in shade look like the mat in shade too).
-        maybe = _broad_shade(could_be_shade(smooth, table_fine), fine, table_fine, blob, 1.0)
+        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too
+        # (not a black brick beside its shadow, `_black_beside_its_shadow`); not where its own
+        # walls may show (between its lit top and the camera's foot: a white brick's walls in shade
+        # look like the mat in shade too), but a black brick's walls are black, not shade.
+        maybe = _with_penumbra(smooth, table_fine, blob)
+        black = _black_beside_its_shadow(fine, blob, maybe)
+        maybe = _broad_shade(maybe, fine, table_fine, blob, 1.0, black_beside=black)
         if not maybe.any():
             return []
-        maybe &= 1 - _towards_foot((blob > 0) & (maybe == 0), (x0, y0), view, HEIGHTS_MM[-1])
+        if not black:
+            maybe &= 1 - _towards_foot((blob > 0) & (maybe == 0), (x0, y0), view, HEIGHTS_MM[-1])
         found = self._fit_cut(image, view, sample, fine, diff, blob, maybe, table_fine, (x0, y0), level, white,
                               white_table)
         # What stands there must be lit: a top that may itself be shade is what was left of one.
@@ -904,6 +912,16 @@ def table_in_shade(pixels_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.
                        paper_rgb))
 
 
+def _only_shade(coarse: np.ndarray, table: np.ndarray, region: np.ndarray, paper_rgb: np.ndarray) -> bool:
+    """Whether a coarse candidate is the table in shade (`table_in_shade`) with nothing lit in it
+    as broad as a brick (a brick whose shadow joins a mini's is fitted)."""
+    if not table_in_shade(coarse[region], table[region], paper_rgb):
+        return False
+    lit = (region & ~shaded(coarse, table, paper_rgb)).astype(np.uint8)
+    lit = cv2.morphologyEx(lit, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # 6 mm: no penumbra's ring
+    return np.count_nonzero(lit) * COARSE_MM ** 2 < 0.6 * MIN_AREA_MM2
+
+
 def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, tint_max: float = math.inf) -> np.ndarray:
     """Per colour (..., 3) BGR seen over the table's (..., 3): whether it is the table in shade
     rather than a black brick. In light, a shadow is every channel of the table the same share
@@ -922,12 +940,30 @@ def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, t
             & (own + SHADE_MARGIN < np.linalg.norm(ratio_tint - _tint(brick), axis=-1)))
 
 
-def could_be_shade(seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
+def could_be_shade(seen_bgr: np.ndarray, table_bgr: np.ndarray, darkest: float = SHADE_DARKEST) -> np.ndarray:
     """Per colour (..., 3) BGR seen over the table's: whether it may be the table in shade (no
-    channel more than SHADE_DARKEST of the table's light, the table's tint to SHADE_TINT), whether
+    channel more than `darkest` of the table's light, the table's tint to SHADE_TINT), whether
     or not a black brick would look the same (`shaded` tells the two apart where it can)."""
     ratio = _light_ratio(seen_bgr, _table_light(table_bgr))
-    return (ratio.max(axis=-1) <= SHADE_DARKEST) & (np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT)
+    return (ratio.max(axis=-1) <= darkest) & (np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT)
+
+
+def _with_penumbra(smooth: np.ndarray, table_fine: np.ndarray, blob: np.ndarray) -> np.ndarray:
+    """`could_be_shade` per pixel, grown into the shade's soft edges (a little darker than the
+    table, joined to what is clearly shade): a lamp's penumbra, left in a candidate's outline,
+    widens it. Not where that takes in a broad part of what is left (a gray top a little darker
+    than the table is no penumbra)."""
+    strict = could_be_shade(smooth, table_fine).astype(np.uint8)
+    loose = could_be_shade(smooth, table_fine, PENUMBRA_DARKEST).astype(np.uint8)
+    count, labels = cv2.connectedComponents(loose, connectivity=8)
+    joined = np.zeros(count, bool)
+    joined[np.unique(labels[strict > 0])] = True
+    joined[0] = False
+    grown = joined[labels].astype(np.uint8)
+    left_strict = np.count_nonzero((blob > 0) & (strict == 0))
+    if np.count_nonzero((blob > 0) & (grown == 0)) < PENUMBRA_LEAVES * left_strict:
+        return strict
+    return grown
 
 
 def _table_light(table_bgr: np.ndarray) -> np.ndarray:
@@ -1409,15 +1445,25 @@ def _towards_foot(lit: np.ndarray, origin_mm: tuple[float, float], view: TableVi
 
 
 def _broad_shade(maybe: np.ndarray, fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray,
-                 most: float) -> np.ndarray:
+                 most: float, black_beside: bool = False) -> np.ndarray:
     """Of a candidate's pixels that may be the table in shade (`maybe`), those to leave out of it
     (uint8): only broad shade (a wall's blurred foot mixes its colour with the table's), none when
     over `most` of the candidate or when what stands beside it is dark too (a black brick that
-    the test takes for shade all over is kept whole)."""
-    shade = cv2.morphologyEx((maybe & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _PART_DISC)
+    the test takes for shade all over is kept whole), unless that is a black brick beside its
+    shadow (`black_beside`, `_black_beside_its_shadow`)."""
+    shade = _shade_part(maybe, blob)
+    if black_beside:
+        # The brick's blurred edges in its shadow are darker than the shadow: not shade.
+        light = _linear(fine).sum(axis=-1)
+        return shade & (light * SHADOW_OVER_BLACK >= np.median(light[shade > 0])).astype(np.uint8)
     if np.count_nonzero(shade) > most * np.count_nonzero(blob) or _dark_beside(fine, table_fine, blob, shade):
         shade[:] = 0
     return shade
+
+
+def _shade_part(maybe: np.ndarray, blob: np.ndarray) -> np.ndarray:
+    """What may be shade of a candidate, in parts a wall's blurred foot is narrower than (uint8)."""
+    return cv2.morphologyEx((maybe & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _PART_DISC)
 
 
 def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, shade: np.ndarray) -> bool:
@@ -1428,6 +1474,19 @@ def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, sha
     if not lit.any():
         return True
     return bool(np.all(_linear(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * _linear(np.median(table_fine[lit], axis=0))))
+
+
+def _black_beside_its_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> bool:
+    """Whether a candidate is black plastic beside its shadow: beside what may be shade, a part a
+    brick's top could fill with under half the shade's light (black has a tenth of a mat's light,
+    a lamp's shadow keeps the room's; a black brick taken for shade all over leaves only its
+    lighter edges, a white brick its lit top)."""
+    shade = _shade_part(maybe, blob)
+    if not shade.any():
+        return False
+    light = _linear(fine).sum(axis=-1)
+    black = (blob > 0) & (shade == 0) & (light * SHADOW_OVER_BLACK <= np.median(light[shade > 0]))
+    return np.count_nonzero(black) * FINE_MM ** 2 >= BLACK_BESIDE_LEAST * MIN_AREA_MM2
 
 
 def _table_in_shade_sampler(sample, shade: np.ndarray, table_fine: np.ndarray, origin_mm: tuple[float, float]):
