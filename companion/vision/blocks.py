@@ -175,7 +175,7 @@ class BlockFinder:
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
                 continue  # a mini's shadow on the table beside it
             blocks += self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
-        return blocks
+        return _without_cast_shadows(self._lamplight, blocks, table)
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
                            minis: tuple[MiniState, ...]) -> np.ndarray:
@@ -1731,6 +1731,37 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
     for b, dark in zip(parts, shade_like):
         if dark:
             own = _fill_fine(np.zeros_like(c.blob), b.footprint_mm, c.origin)
+            if np.count_nonzero(own & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(own), 1):
+                continue
+        kept.append(b)
+    return kept
+
+
+def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock], table: np.ndarray) -> list[FoundBlock]:
+    """The blocks found, without those that are another's shadow under the lamps found (as
+    `_without_their_shadows` within one candidate, across candidates: a brick's shadow apart from
+    it, or cut from it, is a black or gray "plate" on a gray mat). `table`: at COARSE_MM."""
+    if lamplight is None or len(blocks) < 2:
+        return blocks
+    def table_at(block: FoundBlock) -> np.ndarray:
+        col, row = (np.mean(block.footprint_mm, axis=0) / COARSE_MM).astype(int)
+        return table[min(max(row, 0), table.shape[0] - 1), min(max(col, 0), table.shape[1] - 1)]
+    shade_like = [bool(could_be_shade(b.top_bgr, table_at(b))) for b in blocks]
+    if not any(shade_like) or all(shade_like):
+        return blocks
+    cast = np.zeros(table.shape[:2], np.uint8)
+    for b, dark in zip(blocks, shade_like):
+        for lamp in lamplight.lamps if not dark else ():
+            if lamp.depth >= SHADOW_DEPTH_LEAST:
+                shadow = lamp.box_shadow(b.footprint_mm, b.height_mm)
+                cv2.fillConvexPoly(cast, np.round(shadow / COARSE_MM - 0.5).astype(np.int32), 1)
+    grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
+    cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
+    kept = []
+    for b, dark in zip(blocks, shade_like):
+        if dark:
+            own = np.zeros_like(cast)
+            cv2.fillConvexPoly(own, np.round(b.footprint_mm / COARSE_MM - 0.5).astype(np.int32), 1)
             if np.count_nonzero(own & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(own), 1):
                 continue
         kept.append(b)
