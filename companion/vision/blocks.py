@@ -237,22 +237,27 @@ class BlockFinder:
             return found
         # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
         # out; when no fit stood, what could be the table in shade is left out and the rest tried
-        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too
-        # (not a black brick beside its shadow, `_black_beside_its_shadow`); not where its own
-        # walls may show (between its lit top and the camera's foot: a white brick's walls in shade
-        # look like the mat in shade too), but a black brick's walls are black, not shade.
+        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too;
+        # not where its own walls may show (between its lit top and the camera's foot: a white
+        # brick's walls in shade look like the mat in shade too). What may be a black brick beside
+        # its shadow is tried first with the shadow left out there too (a black brick's walls are
+        # black, not the mat in shade).
         maybe = _with_penumbra(smooth, table_fine, blob)
-        black = _black_beside_its_shadow(fine, blob, maybe)
-        maybe = _broad_shade(maybe, fine, table_fine, blob, 1.0, black_beside=black)
-        if not maybe.any():
-            return []
-        if not black:
-            maybe &= 1 - _towards_foot((blob > 0) & (maybe == 0), (x0, y0), view, HEIGHTS_MM[-1])
-        found = self._fit_cut(image, view, sample, fine, diff, blob, maybe, table_fine, (x0, y0), level, white,
-                              white_table)
-        # What stands there must be lit: a top that may itself be shade is what was left of one.
         table = np.median(table_fine[blob > 0], axis=0)
-        return [b for b in found if not could_be_shade(b.top_bgr, table) and not _no_shadow_of_its_own(self._lamplight, b)]
+        for black in (True, False) if _black_beside_its_shadow(fine, blob, maybe) else (False,):
+            shade = _broad_shade(maybe, fine, table_fine, blob, 1.0, black_beside=black)
+            if not shade.any():
+                continue
+            if not black:
+                shade &= 1 - _towards_foot((blob > 0) & (shade == 0), (x0, y0), view, HEIGHTS_MM[-1])
+            found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
+                                  white_table)
+            # What stands there must be lit: a top that may itself be shade is what was left of one.
+            found = [b for b in found if not could_be_shade(b.top_bgr, table)
+                     and not _no_shadow_of_its_own(self._lamplight, b)]
+            if found:
+                return found
+        return []
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
@@ -1477,10 +1482,10 @@ def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, sha
 
 
 def _black_beside_its_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> bool:
-    """Whether a candidate is black plastic beside its shadow: beside what may be shade, a part a
-    brick's top could fill with under half the shade's light (black has a tenth of a mat's light,
-    a lamp's shadow keeps the room's; a black brick taken for shade all over leaves only its
-    lighter edges, a white brick its lit top)."""
+    """Whether a candidate may be black plastic beside its shadow: beside what may be shade, a
+    part a brick's top could fill with under half the shade's light (black has a tenth of a mat's
+    light, a lamp's shadow keeps the room's; a black brick taken for shade all over leaves only
+    its lighter edges, a white brick its lit top; a dark green brick's walls pass too)."""
     shade = _shade_part(maybe, blob)
     if not shade.any():
         return False
