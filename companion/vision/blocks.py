@@ -1748,18 +1748,19 @@ def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock],
     it, or cut from it, is a black or gray "plate" on a gray mat). `table`: at COARSE_MM."""
     if lamplight is None or len(blocks) < 2:
         return blocks
-    def table_at(block: FoundBlock) -> np.ndarray:
-        col, row = (np.mean(block.footprint_mm, axis=0) / COARSE_MM).astype(int)
-        return table[min(max(row, 0), table.shape[0] - 1), min(max(col, 0), table.shape[1] - 1)]
-    shade_like = [bool(could_be_shade(b.top_bgr, table_at(b))) for b in blocks]
+    rows, cols = table.shape[:2]
+    shade_like = []
+    for b in blocks:
+        col, row = (np.mean(b.footprint_mm, axis=0) / COARSE_MM).astype(int)
+        shade_like.append(bool(could_be_shade(b.top_bgr, table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)])))
     if not any(shade_like) or all(shade_like):
         return blocks
-    cast = np.zeros(table.shape[:2], np.uint8)
-    for b, dark in zip(blocks, shade_like):
-        for lamp in lamplight.lamps if not dark else ():
-            if lamp.depth >= SHADOW_DEPTH_LEAST:
-                shadow = lamp.box_shadow(b.footprint_mm, b.height_mm)
-                cv2.fillConvexPoly(cast, np.round(shadow / COARSE_MM - 0.5).astype(np.int32), 1)
+    cast = np.zeros((rows, cols), np.uint8)
+    deep = [lamp for lamp in lamplight.lamps if lamp.depth >= SHADOW_DEPTH_LEAST]
+    for b in (b for b, dark in zip(blocks, shade_like) if not dark):
+        for lamp in deep:
+            shadow = lamp.box_shadow(b.footprint_mm, b.height_mm)
+            cv2.fillConvexPoly(cast, np.round(shadow / COARSE_MM - 0.5).astype(np.int32), 1)
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
     kept = []
