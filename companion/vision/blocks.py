@@ -924,7 +924,7 @@ def _only_shade(coarse: np.ndarray, table: np.ndarray, region: np.ndarray, paper
         return False
     lit = (region & ~shaded(coarse, table, paper_rgb)).astype(np.uint8)
     lit = cv2.morphologyEx(lit, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # 6 mm: no penumbra's ring
-    return np.count_nonzero(lit) * COARSE_MM ** 2 < 0.6 * MIN_AREA_MM2
+    return np.count_nonzero(lit) * COARSE_MM ** 2 < MIN_AREA_MM2
 
 
 def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, tint_max: float = math.inf) -> np.ndarray:
