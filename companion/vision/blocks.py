@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
@@ -75,7 +76,7 @@ SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
-SHADOW_OVER_BLACK = 2.0  # `_black_beside_its_shadow`: a shadow beside black plastic has this many times its light
+SHADOW_OVER_BLACK = 2.0  # `_black_bricks_shadow`: a shadow beside black plastic has this many times its light
 BLACK_BESIDE_LEAST = 0.3  # ... over this share of the least brick's top
 PENUMBRA_DARKEST = 0.95  # `_with_penumbra`: the soft edge of a shade, joined to it, up to this share of the light
 PENUMBRA_LEAVES = 0.75  # ... and it leaves this share of what the shade alone leaves of a candidate
@@ -244,20 +245,22 @@ class BlockFinder:
         # black, not the mat in shade).
         maybe = _with_penumbra(smooth, table_fine, blob)
         table = np.median(table_fine[blob > 0], axis=0)
-        for black in (True, False) if _black_beside_its_shadow(fine, blob, maybe) else (False,):
-            shade = _broad_shade(maybe, fine, table_fine, blob, 1.0, black_beside=black)
-            if not shade.any():
-                continue
-            if not black:
-                shade &= 1 - _towards_foot((blob > 0) & (shade == 0), (x0, y0), view, HEIGHTS_MM[-1])
+
+        def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
             found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
                                   white_table)
             # What stands there must be lit: a top that may itself be shade is what was left of one.
-            found = [b for b in found if not could_be_shade(b.top_bgr, table)
-                     and not _no_shadow_of_its_own(self._lamplight, b)]
-            if found:
-                return found
-        return []
+            return [b for b in found if not could_be_shade(b.top_bgr, table)
+                    and not _no_shadow_of_its_own(self._lamplight, b)]
+
+        black_shadow = _black_bricks_shadow(fine, blob, maybe)
+        if black_shadow is not None and black_shadow.any() and (found := lit_fits(black_shadow)):
+            return found
+        shade = _broad_shade(maybe, fine, table_fine, blob, 1.0)
+        if not shade.any():
+            return []
+        shade &= 1 - _towards_foot((blob > 0) & (shade == 0), (x0, y0), view, HEIGHTS_MM[-1])
+        return lit_fits(shade)
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
@@ -352,6 +355,11 @@ class Lamplight:
     lamps: tuple[FoundLamp, ...]
     dark: np.ndarray  # at COARSE_MM
     clear: np.ndarray  # uint8 at COARSE_MM, 0 where minis, cards, anchors (and their shadows) are
+
+    @cached_property
+    def deep(self) -> tuple[FoundLamp, ...]:
+        """The lamps whose shadows are dark enough to tell a height or a shadow by."""
+        return tuple(lamp for lamp in self.lamps if lamp.depth >= SHADOW_DEPTH_LEAST)
 
 
 @dataclass(frozen=True, eq=False)
@@ -1450,17 +1458,12 @@ def _towards_foot(lit: np.ndarray, origin_mm: tuple[float, float], view: TableVi
 
 
 def _broad_shade(maybe: np.ndarray, fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray,
-                 most: float, black_beside: bool = False) -> np.ndarray:
+                 most: float) -> np.ndarray:
     """Of a candidate's pixels that may be the table in shade (`maybe`), those to leave out of it
     (uint8): only broad shade (a wall's blurred foot mixes its colour with the table's), none when
     over `most` of the candidate or when what stands beside it is dark too (a black brick that
-    the test takes for shade all over is kept whole), unless that is a black brick beside its
-    shadow (`black_beside`, `_black_beside_its_shadow`)."""
+    the test takes for shade all over is kept whole; but see `_black_bricks_shadow`)."""
     shade = _shade_part(maybe, blob)
-    if black_beside:
-        # The brick's blurred edges in its shadow are darker than the shadow: not shade.
-        light = _linear(fine).sum(axis=-1)
-        return shade & (light * SHADOW_OVER_BLACK >= np.median(light[shade > 0])).astype(np.uint8)
     if np.count_nonzero(shade) > most * np.count_nonzero(blob) or _dark_beside(fine, table_fine, blob, shade):
         shade[:] = 0
     return shade
@@ -1481,17 +1484,22 @@ def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, sha
     return bool(np.all(_linear(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * _linear(np.median(table_fine[lit], axis=0))))
 
 
-def _black_beside_its_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> bool:
-    """Whether a candidate may be black plastic beside its shadow: beside what may be shade, a
-    part a brick's top could fill with under half the shade's light (black has a tenth of a mat's
-    light, a lamp's shadow keeps the room's; a black brick taken for shade all over leaves only
-    its lighter edges, a white brick its lit top; a dark green brick's walls pass too)."""
+def _black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> np.ndarray | None:
+    """Where a candidate may be black plastic beside its shadow, that shadow to leave out of it
+    (uint8), less the brick's blurred edges in it (darker than the shadow); None where it is not.
+    Black beside its shadow: beside what may be shade, a part a brick's top could fill with under
+    half the shade's light (black has a tenth of a mat's light, a lamp's shadow keeps the room's;
+    a black brick taken for shade all over leaves only its lighter edges, a white brick its lit
+    top; a dark green brick's walls pass too)."""
     shade = _shade_part(maybe, blob)
     if not shade.any():
-        return False
+        return None
     light = _linear(fine).sum(axis=-1)
-    black = (blob > 0) & (shade == 0) & (light * SHADOW_OVER_BLACK <= np.median(light[shade > 0]))
-    return np.count_nonzero(black) * FINE_MM ** 2 >= BLACK_BESIDE_LEAST * MIN_AREA_MM2
+    shadow_light = np.median(light[shade > 0])
+    black = (blob > 0) & (shade == 0) & (light * SHADOW_OVER_BLACK <= shadow_light)
+    if np.count_nonzero(black) * FINE_MM ** 2 < BLACK_BESIDE_LEAST * MIN_AREA_MM2:
+        return None
+    return shade & (light * SHADOW_OVER_BLACK >= shadow_light).astype(np.uint8)
 
 
 def _table_in_shade_sampler(sample, shade: np.ndarray, table_fine: np.ndarray, origin_mm: tuple[float, float]):
@@ -1626,6 +1634,16 @@ def _fill_fine(mask: np.ndarray, points_mm: np.ndarray, origin_mm: tuple[float, 
     return mask
 
 
+def _fill_coarse(mask: np.ndarray, points_mm: np.ndarray, hull: bool = False) -> np.ndarray:
+    """`mask` (the table's view at COARSE_MM) with a convex polygon of table points (N, 2) set to
+    1 (their hull's, with `hull`), to the nearest pixel."""
+    px = np.asarray(points_mm)
+    if hull:
+        px = cv2.convexHull(px.astype(np.float32)).reshape(-1, 2)
+    cv2.fillConvexPoly(mask, np.round(px / COARSE_MM - 0.5).astype(np.int32), 1)
+    return mask
+
+
 def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],
                     cast_shade: np.ndarray | None = None) -> float:
     """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
@@ -1678,7 +1696,7 @@ def _shadow_height_cost(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
     fit's top casts under the lamps found predict the cut-out's darkness, in nats, 0 at the best;
     read only where no height's box stands and the cut-out is table or shade (not another
     block). None without lamps whose shadows are dark enough to tell."""
-    lamps = [] if c.lamplight is None else [lamp for lamp in c.lamplight.lamps if lamp.depth >= SHADOW_DEPTH_LEAST]
+    lamps = () if c.lamplight is None else c.lamplight.deep
     if not lamps:
         return None
     view = c.view
@@ -1732,11 +1750,18 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
         return parts
     cast = _cast_shade(c, lit)
     assert cast is not None
+    return _outside_shadows(parts, shade_like, cast, lambda footprint: _fill_fine(np.zeros_like(c.blob), footprint, c.origin))
+
+
+def _outside_shadows(blocks: list[FoundBlock], shade_like: list[bool], cast: np.ndarray,
+                     own: Callable[[np.ndarray], np.ndarray]) -> list[FoundBlock]:
+    """`blocks` without the shade-like ones whose footprint (drawn by `own` into a mask like
+    `cast`'s) lies SHADOW_PART_SHARE inside `cast`, the others' shadows."""
     kept = []
-    for b, dark in zip(parts, shade_like):
+    for b, dark in zip(blocks, shade_like):
         if dark:
-            own = _fill_fine(np.zeros_like(c.blob), b.footprint_mm, c.origin)
-            if np.count_nonzero(own & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(own), 1):
+            mask = own(b.footprint_mm)
+            if np.count_nonzero(mask & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(mask), 1):
                 continue
         kept.append(b)
     return kept
@@ -1756,22 +1781,12 @@ def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock],
     if not any(shade_like) or all(shade_like):
         return blocks
     cast = np.zeros((rows, cols), np.uint8)
-    deep = [lamp for lamp in lamplight.lamps if lamp.depth >= SHADOW_DEPTH_LEAST]
     for b in (b for b, dark in zip(blocks, shade_like) if not dark):
-        for lamp in deep:
-            shadow = lamp.box_shadow(b.footprint_mm, b.height_mm)
-            cv2.fillConvexPoly(cast, np.round(shadow / COARSE_MM - 0.5).astype(np.int32), 1)
+        for lamp in lamplight.deep:
+            _fill_coarse(cast, lamp.box_shadow(b.footprint_mm, b.height_mm))
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
-    kept = []
-    for b, dark in zip(blocks, shade_like):
-        if dark:
-            own = np.zeros_like(cast)
-            cv2.fillConvexPoly(own, np.round(b.footprint_mm / COARSE_MM - 0.5).astype(np.int32), 1)
-            if np.count_nonzero(own & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(own), 1):
-                continue
-        kept.append(b)
-    return kept
+    return _outside_shadows(blocks, shade_like, cast, lambda footprint: _fill_coarse(np.zeros_like(cast), footprint))
 
 
 SHADOW_SEEN_LEAST_MM2 = 100.0  # a tall block's shadow beyond itself, in view, that can tell it is not there
@@ -1786,17 +1801,12 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock) -> boo
     if lamplight is None or block.height_mm < TALL_FROM_MM:
         return False
     dark, clear = lamplight.dark, lamplight.clear
-    standing = np.zeros(dark.shape, np.uint8)
-    outline = np.concatenate([block.footprint_mm, block.fit.top.corners()]).astype(np.float32)
+    standing = _fill_coarse(np.zeros(dark.shape, np.uint8), np.concatenate([block.footprint_mm, block.fit.top.corners()]),
+                            hull=True)
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
-    cv2.fillConvexPoly(standing, np.round(cv2.convexHull(outline).reshape(-1, 2) / COARSE_MM - 0.5).astype(np.int32), 1)
     standing = cv2.dilate(standing, np.ones((2 * grow + 1,) * 2, np.uint8))
-    for lamp in lamplight.lamps:
-        if lamp.depth < SHADOW_DEPTH_LEAST:
-            continue
-        cast = np.zeros(dark.shape, np.uint8)
-        shadow = lamp.box_shadow(block.footprint_mm, block.height_mm)
-        cv2.fillConvexPoly(cast, np.round(shadow / COARSE_MM - 0.5).astype(np.int32), 1)
+    for lamp in lamplight.deep:
+        cast = _fill_coarse(np.zeros(dark.shape, np.uint8), lamp.box_shadow(block.footprint_mm, block.height_mm))
         seen = (cast > 0) & (standing == 0) & (clear > 0)
         if np.count_nonzero(seen) * COARSE_MM ** 2 < SHADOW_SEEN_LEAST_MM2:
             continue
