@@ -73,8 +73,10 @@ Sampler = Callable[[np.ndarray], np.ndarray]
 
 def normal_cdf(x: np.ndarray) -> np.ndarray:
     """Phi(x), to 3e-4 (the tanh form of Page 1977): numpy has no erf, and an edge's blur is not
-    known better than that."""
-    return 0.5 + 0.5 * np.tanh(0.7978845608 * (x + 0.044715 * x * x * x))
+    known better than that. In single precision (5 times faster in numpy's tanh, and 1e-7 is far
+    below the form's own error); returned in double for the least squares that use it."""
+    x32 = np.asarray(x, np.float32)
+    return (0.5 + 0.5 * np.tanh(np.float32(0.7978845608) * (x32 + np.float32(0.044715) * x32 * x32 * x32))).astype(float)
 
 
 def snap_side(length_mm: float) -> tuple[int, float]:

@@ -60,21 +60,41 @@ class Rays:
             self._along[key] = (self.points @ d, (1.0 / drift).astype(np.float32))
         return self._along[key]
 
-    def entry_heights(self, footprints: list[TableRect], heights_mm: np.ndarray) -> np.ndarray:
+    def entry_heights(self, footprints: list[TableRect], heights_mm: np.ndarray,
+                      rows: np.ndarray | None = None) -> np.ndarray:
         """For boxes on `footprints` (F, all turned alike), box i `heights_mm[i]` tall: the height at
-        which each ray enters each box, -1 where it misses it (F, N)."""
-        lo, hi = self._interval(footprints)
+        which each ray (or each of `rows`) enters each box, -1 where it misses it (F, N)."""
+        lo, hi = self._interval(footprints, rows)
         top = np.minimum(hi, np.asarray(heights_mm, float)[:, None])
         return np.where(lo <= top, top, -1.0)
 
-    def _interval(self, footprints: list[TableRect]) -> tuple[np.ndarray, np.ndarray]:
-        """Per footprint and ray, the heights between which the ray is inside the prism (F, N)."""
+    def near(self, axis: np.ndarray, centres: np.ndarray, halves: np.ndarray, heights_mm: np.ndarray,
+             camera_height_mm: float, foot_mm: np.ndarray) -> np.ndarray:
+        """The rays that may enter any of the boxes (centres (F, 2), halves (F, 2) along `axis` and
+        across it, heights (F,)): those within the box bounding every footprint and its top cast
+        from the camera, with a millimetre to spare (the others miss them all, whatever rounding)."""
+        k = camera_height_mm / (camera_height_mm - np.asarray(heights_mm, float))
+        keep = np.ones(len(self.points), bool)
+        for j, direction in enumerate((axis, np.array([-axis[1], axis[0]]))):
+            c, f, half = centres @ direction, float(np.asarray(foot_mm, float) @ direction), halves[:, j]
+            top = f + k * (c - f)
+            lo = min(float(np.min(c - half)), float(np.min(top - k * half))) - 1.0
+            hi = max(float(np.max(c + half)), float(np.max(top + k * half))) + 1.0
+            position = self.along(direction)[0]
+            keep &= (position >= lo) & (position <= hi)
+        return np.flatnonzero(keep)
+
+    def _interval(self, footprints: list[TableRect], rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per footprint and ray (or each of `rows`), the heights between which the ray is inside
+        the prism (F, N)."""
         axis = footprints[0].axis
         centres = np.array([f.centre for f in footprints], np.float32)
         halves = np.array([f.half_mm for f in footprints], np.float32)
         lo = hi = None
         for k, direction in enumerate((axis, np.array([-axis[1], axis[0]]))):
             position, inverse = self.along(direction)
+            if rows is not None:
+                position, inverse = position[rows], inverse[rows]
             u0 = position[None, :] - (centres @ direction.astype(np.float32))[:, None]  # (F, N)
             half = halves[:, k:k + 1]
             a, b = (-half - u0) * inverse, (half - u0) * inverse
@@ -137,25 +157,49 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
     def entry(f: TableRect, h: float) -> np.ndarray:
         return rays.entry_heights([f], np.array([h]))[0]
 
-    def wrong_for(i: int, candidates: list[tuple[TableRect, float]]) -> np.ndarray:
-        """Points predicted wrong for each candidate (footprint, height) of brick i (C,)."""
-        other_entry = np.full(len(pts), -1.0)
-        other_label = np.full(len(pts), TABLE)
-        rest = [j for j in range(len(tops)) if j != i]
-        if rest:
-            entries = np.array([entry(current(j), tops[j]) for j in rest])
-            other_entry = entries.max(axis=0)
-            other_label = np.where(other_entry < 0, TABLE, np.array(rest)[np.argmax(entries, axis=0)])
-        mine = rays.entry_heights([f for f, _ in candidates], np.array([h for _, h in candidates]))  # (C, N)
-        seen = np.where(mine > other_entry, i, other_label)
-        return np.sum(seen != want, axis=1)
+    behind: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per brick, the others' entries and labels
+
+    def others(i: int) -> tuple[np.ndarray, np.ndarray]:
+        """The highest entry of each ray into the bricks other than i, and which brick it is (or
+        TABLE); kept while those bricks stay where they are."""
+        if i not in behind:
+            other_entry = np.full(len(pts), -1.0)
+            other_label = np.full(len(pts), TABLE)
+            rest = [j for j in range(len(tops)) if j != i]
+            if rest:
+                entries = np.array([entry(current(j), tops[j]) for j in rest])
+                other_entry = entries.max(axis=0)
+                other_label = np.where(other_entry < 0, TABLE, np.array(rest)[np.argmax(entries, axis=0)])
+            behind[i] = other_entry, other_label
+        return behind[i]
+
+    def wrong_for(i: int, options: list[tuple[np.ndarray, tuple[float, float], float]]) -> np.ndarray:
+        """Points predicted wrong for each option (top centre, sides, height) of brick i (C,).
+        Only the rays that may enter one of the options are tested: the rest see what the other
+        bricks give them whatever brick i does."""
+        axis = sides[i][0]
+        hs = np.array([h for _, _, h in options])
+        ks = camera_height_mm / (camera_height_mm - hs)
+        centres = foot_mm + (np.array([c for c, _, _ in options]) - foot_mm) / ks[:, None]
+        halves = np.array([sd for _, sd, _ in options])
+        other_entry, other_label = others(i)
+        rows = rays.near(axis, centres, halves, hs, camera_height_mm, foot_mm)
+        outside = np.ones(len(pts), bool)
+        outside[rows] = False
+        fixed = int(np.count_nonzero(other_label[outside] != want[outside]))
+        mine = rays.entry_heights([TableRect(c, axis, (float(a), float(b))) for c, (a, b) in zip(centres, halves)],
+                                  hs, rows)  # (C, rows)
+        seen = np.where(mine > other_entry[rows], i, other_label[rows])
+        return np.sum(seen != want[rows], axis=1) + fixed
 
     def best_of(i: int, options: list[tuple[np.ndarray, tuple[float, float], float]]) -> None:
         """Brick i set to the option (top centre, sides, height) that predicts the map best."""
-        axis = sides[i][0]
-        costs = wrong_for(i, [(footprint(c, axis, halves, h), h) for c, halves, h in options])
-        c, halves, h = options[int(np.argmin(costs))]
-        top_centres[i], sides[i], tops[i] = c, (axis, halves), h
+        c, halves, h = options[int(np.argmin(wrong_for(i, options)))]
+        moved = not (np.array_equal(c, top_centres[i]) and halves == sides[i][1] and h == tops[i])
+        top_centres[i], sides[i], tops[i] = c, (sides[i][0], halves), h
+        if moved:
+            for j in [j for j in behind if j != i]:
+                del behind[j]
 
     for _ in range(ROUNDS):
         before = [(c.copy(), sd[1], h) for c, sd, h in zip(top_centres, sides, tops)]
@@ -190,8 +234,7 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
     total = float(np.mean(seen == want))
     placed = []
     for i, (f, h) in enumerate(zip(footprints, tops)):
-        curve = wrong_for(i, [(footprint(top_centres[i], sides[i][0], sides[i][1], float(hh)), float(hh))
-                              for hh in heights])
+        curve = wrong_for(i, [(top_centres[i], sides[i][1], float(hh)) for hh in heights])
         explained = float(np.mean(seen[want == i] == i)) if np.any(want == i) else 0.0
         placed.append(Placed(f, h, total, explained,
                              {float(hh): float(c - curve.min()) for hh, c in zip(heights, curve)}))
