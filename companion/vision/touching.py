@@ -60,11 +60,17 @@ class Rays:
             self._along[key] = (self.points @ d, (1.0 / drift).astype(np.float32))
         return self._along[key]
 
-    def entry_heights(self, footprints: list[TableRect], heights_mm: np.ndarray,
-                      rows: np.ndarray | None = None) -> np.ndarray:
+    def entry_heights(self, footprints: list[TableRect], heights_mm: np.ndarray) -> np.ndarray:
         """For boxes on `footprints` (F, all turned alike), box i `heights_mm[i]` tall: the height at
-        which each ray (or each of `rows`) enters each box, -1 where it misses it (F, N)."""
-        lo, hi = self._interval(footprints, rows)
+        which each ray enters each box, -1 where it misses it (F, N)."""
+        return self.entries(footprints[0].axis, np.array([f.centre for f in footprints]),
+                            np.array([f.half_mm for f in footprints]), heights_mm)
+
+    def entries(self, axis: np.ndarray, centres: np.ndarray, halves: np.ndarray, heights_mm: np.ndarray,
+                rows: np.ndarray | None = None) -> np.ndarray:
+        """`entry_heights` for boxes turned along `axis`, on footprints of centres (F, 2) and half
+        sides (F, 2), for every ray or those of `rows`."""
+        lo, hi = self._interval(axis, centres, halves, rows)
         top = np.minimum(hi, np.asarray(heights_mm, float)[:, None])
         return np.where(lo <= top, top, -1.0)
 
@@ -84,12 +90,12 @@ class Rays:
             keep &= (position >= lo) & (position <= hi)
         return np.flatnonzero(keep)
 
-    def _interval(self, footprints: list[TableRect], rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _interval(self, axis: np.ndarray, centres: np.ndarray, halves: np.ndarray, rows: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
         """Per footprint and ray (or each of `rows`), the heights between which the ray is inside
         the prism (F, N)."""
-        axis = footprints[0].axis
-        centres = np.array([f.centre for f in footprints], np.float32)
-        halves = np.array([f.half_mm for f in footprints], np.float32)
+        centres = np.asarray(centres, np.float32)
+        halves = np.asarray(halves, np.float32)
         lo = hi = None
         for k, direction in enumerate((axis, np.array([-axis[1], axis[0]]))):
             position, inverse = self.along(direction)
@@ -173,46 +179,49 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
             behind[i] = other_entry, other_label
         return behind[i]
 
-    def wrong_for(i: int, options: list[tuple[np.ndarray, tuple[float, float], float]]) -> np.ndarray:
-        """Points predicted wrong for each option (top centre, sides, height) of brick i (C,).
-        Only the rays that may enter one of the options are tested: the rest see what the other
-        bricks give them whatever brick i does."""
+    def wrong_for(i: int, top_centres_mm: np.ndarray, halves_mm: np.ndarray, heights_mm: np.ndarray) -> np.ndarray:
+        """Points predicted wrong for each option of brick i: its top's centre as seen (C, 2), its
+        half sides (C, 2) and its height (C,). Only the rays that may enter one of the options are
+        tested: the rest see what the other bricks give them whatever brick i does."""
         axis = sides[i][0]
-        hs = np.array([h for _, _, h in options])
-        ks = camera_height_mm / (camera_height_mm - hs)
-        centres = foot_mm + (np.array([c for c, _, _ in options]) - foot_mm) / ks[:, None]
-        halves = np.array([sd for _, sd, _ in options])
+        ks = camera_height_mm / (camera_height_mm - heights_mm)
+        centres = foot_mm + (top_centres_mm - foot_mm) / ks[:, None]
         other_entry, other_label = others(i)
-        rows = rays.near(axis, centres, halves, hs, camera_height_mm, foot_mm)
+        rows = rays.near(axis, centres, halves_mm, heights_mm, camera_height_mm, foot_mm)
         outside = np.ones(len(pts), bool)
         outside[rows] = False
         fixed = int(np.count_nonzero(other_label[outside] != want[outside]))
-        mine = rays.entry_heights([TableRect(c, axis, (float(a), float(b))) for c, (a, b) in zip(centres, halves)],
-                                  hs, rows)  # (C, rows)
+        mine = rays.entries(axis, centres, halves_mm, heights_mm, rows)  # (C, rows)
         seen = np.where(mine > other_entry[rows], i, other_label[rows])
         return np.sum(seen != want[rows], axis=1) + fixed
 
-    def best_of(i: int, options: list[tuple[np.ndarray, tuple[float, float], float]]) -> None:
-        """Brick i set to the option (top centre, sides, height) that predicts the map best."""
-        c, halves, h = options[int(np.argmin(wrong_for(i, options)))]
+    def best_of(i: int, top_centres_mm: np.ndarray, halves_mm: np.ndarray, heights_mm: np.ndarray) -> None:
+        """Brick i set to the option (`wrong_for`'s) that predicts the map best."""
+        best = int(np.argmin(wrong_for(i, top_centres_mm, halves_mm, heights_mm)))
+        c, halves, h = top_centres_mm[best], (float(halves_mm[best, 0]), float(halves_mm[best, 1])), float(heights_mm[best])
         moved = not (np.array_equal(c, top_centres[i]) and halves == sides[i][1] and h == tops[i])
         top_centres[i], sides[i], tops[i] = c, (sides[i][0], halves), h
         if moved:
             for j in [j for j in behind if j != i]:
                 del behind[j]
 
+    def as_placed(i: int, heights_mm: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Brick i's top and sides as they are, at each of `heights_mm`."""
+        n = len(heights_mm)
+        return np.repeat(top_centres[i][None], n, axis=0), np.repeat(np.array([sides[i][1]]), n, axis=0), heights_mm
+
     for _ in range(ROUNDS):
         before = [(c.copy(), sd[1], h) for c, sd, h in zip(top_centres, sides, tops)]
         for i in range(len(tops)):
             axis, across = sides[i][0], np.array([-sides[i][0][1], sides[i][0][0]])
             # how tall, at the top as it is
-            best_of(i, [(top_centres[i], sides[i][1], float(h)) for h in heights])
+            best_of(i, *as_placed(i, heights))
             # where the top is, with the height a plate either way (the two are coupled)
-            near = [float(h) for h in heights if abs(h - tops[i]) <= PLATE_MM + 1e-6]
-            for shifts, hs in ((COARSE_SHIFTS_MM, near), (FINE_SHIFTS_MM, [tops[i]])):
-                c0 = top_centres[i]
-                best_of(i, [(c0 + du * axis + dv * across, sides[i][1], h)
-                            for du in shifts for dv in shifts for h in hs])
+            near = np.array([float(h) for h in heights if abs(h - tops[i]) <= PLATE_MM + 1e-6])
+            for shifts, hs in ((COARSE_SHIFTS_MM, near), (FINE_SHIFTS_MM, np.array([tops[i]]))):
+                du, dv, hh = (g.ravel() for g in np.meshgrid(shifts, shifts, hs, indexing="ij"))
+                centres = top_centres[i][None] + du[:, None] * axis[None] + dv[:, None] * across[None]
+                best_of(i, centres, np.repeat(np.array([sides[i][1]]), len(hh), axis=0), hh)
             # how big: a stud more or less on either side, the other sides kept where they are
             options = []
             half_a, half_b = sides[i][1]
@@ -224,8 +233,9 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
                     for sa in ((-1, 1) if da else (0,)):
                         for sb in ((-1, 1) if db else (0,)):
                             move = (sa * da / 2 * axis + sb * db / 2 * across) * k(tops[i])
-                            options.append((top_centres[i] + move, (ha, hb), tops[i]))
-            best_of(i, options)
+                            options.append((top_centres[i] + move, (ha, hb)))
+            best_of(i, np.array([c for c, _ in options]), np.array([sd for _, sd in options]),
+                    np.full(len(options), tops[i]))
         if all(np.allclose(c, b[0], atol=1e-9) and sd[1] == b[1] and h == b[2]
                for c, sd, h, b in zip(top_centres, sides, tops, before)):
             break
@@ -234,7 +244,7 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
     total = float(np.mean(seen == want))
     placed = []
     for i, (f, h) in enumerate(zip(footprints, tops)):
-        curve = wrong_for(i, [(top_centres[i], sides[i][1], float(hh)) for hh in heights])
+        curve = wrong_for(i, *as_placed(i, heights))
         explained = float(np.mean(seen[want == i] == i)) if np.any(want == i) else 0.0
         placed.append(Placed(f, h, total, explained,
                              {float(hh): float(c - curve.min()) for hh, c in zip(heights, curve)}))
