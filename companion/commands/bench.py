@@ -60,7 +60,8 @@ def cmd_bench_live(args: argparse.Namespace) -> int:
         return report(args, live.push_run(args.seed, progress=progress(args.json, "pushes")), live.format_push)
     if args.sequence == "bricks":
         counter = progress(args.json, f"a brick put down and taken away at {args.fps:g} frames/s, in real time")
-        return report(args, live.bricks_run(args.seed, args.fps, progress=counter), live.format_bricks)
+        return report(args, live.bricks_run(args.seed, args.fps, progress=counter, renderer=args.renderer),
+                      live.format_bricks)
     if args.sequence == "lift":
         counter = progress(args.json, f"a mini lifted and put down at {args.fps:g} frames/s")
         return report(args, live.lift_run(args.seed, args.fps, progress=counter), live.format_lift)
@@ -107,6 +108,9 @@ def add_group(sub: argparse._SubParsersAction) -> None:
                            help="steady: the camera's stream (the same lens; 720p is many webcams' default)")
             p.add_argument("--fps", type=float, default=None,
                            help="the camera's frame rate for bricks (default 30, in real time) and lift (default 10)")
+            p.add_argument("--renderer", choices=["plain", "raycast"], default="plain",
+                           help="bricks: a bare table from the project's own camera (plain), or a table with loose "
+                                "bricks under lamps, camera and room randomised (raycast)")
         if name == "verdicts":
             p.add_argument("--walls", type=int, default=1, help="walls that turn in every table (default 1)")
             p.add_argument("--towers", type=int, default=1, help="towers of 4-12 bricks in every table (default 1)")

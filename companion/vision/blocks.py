@@ -46,6 +46,7 @@ from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour, naming_wall,
                                      srgb_to_linear, walls_may_name)
 from companion.vision.exposure import PAPER_RING_MODULES
+from companion.vision.fitmemory import FitMemory
 from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
@@ -115,9 +116,13 @@ class FoundBlock:
 class BlockFinder:
     """Finds blocks in frames of one camera pose (the coarse view's maps are kept)."""
 
-    def __init__(self, setup: Setup, palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> None:
+    def __init__(self, setup: Setup, palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
+                 remember: bool = False) -> None:
+        """`remember`: frames come from one stream (a live camera): a candidate that has not changed
+        since the last frame is given the blocks its fit found then (`FitMemory`)."""
         self.setup = setup
         self.palette = palette
+        self.memory = FitMemory() if remember else None
         self._view: TableView | None = None
         self._view_key: bytes | None = None
         self.lamps: list[FoundLamp] = []  # the lamps the last frame's minis' shadows showed
@@ -158,6 +163,8 @@ class BlockFinder:
                 mask, level, unbanded = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
         self._lamplight = Lamplight(tuple(self.lamps), darkness(coarse, table), clear) if self.lamps else None
+        if self.memory is not None:
+            self.memory.start(coarse, tuple(self.lamps), COARSE_MM)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
@@ -175,7 +182,14 @@ class BlockFinder:
             if beside_known[y:y + h, x:x + w][region].any() and _only_shade(
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
                 continue  # a mini's shadow on the table beside it
-            blocks += self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
+            recalled = None if self.memory is None else self.memory.recall((x, y, w, h), coarse, table, minis)
+            if recalled is not None:
+                blocks += recalled
+                continue
+            fitted = self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
+            if self.memory is not None:
+                self.memory.keep((x, y, w, h), coarse, table, minis, fitted)
+            blocks += fitted
         return _without_cast_shadows(self._lamplight, blocks, table)
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,

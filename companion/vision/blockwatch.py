@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import threading
+import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
@@ -58,6 +59,7 @@ class BlockWatch:
         self._next_id = 0
         self._states: tuple[BlockState, ...] = ()  # what `states` answers until the next search
         self.searches = 0
+        self.searches_s: list[float] = []  # each search's time, from its start to its blocks matched (s)
         self._lock = threading.Lock()
         self._pool = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _worker_start,
                                          (finder.setup, finder.palette)) if background else None
@@ -73,6 +75,7 @@ class BlockWatch:
             return
         self._last_search = time_s  # no second search is started while this one runs
         image = image.copy()
+        began = time.perf_counter()
         self._running = self._pool.submit(_worker_find, image, camera, pose, minis)
 
         def matched(done: Future) -> None:
@@ -80,6 +83,7 @@ class BlockWatch:
                 return  # shutting down (or a search that failed: the next one tries again)
             with self._lock:
                 self._match(image, camera, pose, done.result(), time_s)
+                self.searches_s.append(time.perf_counter() - began)
         self._running.add_done_callback(matched)
 
     def close(self) -> None:
@@ -99,9 +103,11 @@ class BlockWatch:
     def update(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...],
                time_s: float) -> None:
         """One search of a colour frame; matches what it found against what was known."""
+        began = time.perf_counter()
         found = self.finder.find(image, camera, pose, minis)
         with self._lock:
             self._match(image, camera, pose, found, time_s)
+            self.searches_s.append(time.perf_counter() - began)
 
     def _match(self, image: np.ndarray, camera: CameraModel, pose: TablePose, found: list[FoundBlock], time_s: float) -> None:
         self._last_search = time_s
@@ -205,7 +211,7 @@ _worker_finder: BlockFinder | None = None
 
 def _worker_start(setup, palette) -> None:
     global _worker_finder
-    _worker_finder = BlockFinder(setup, palette)
+    _worker_finder = BlockFinder(setup, palette, remember=True)
 
 
 def _worker_ready() -> bool:

@@ -70,7 +70,7 @@ class LiveTracker:
         self.locator = Locator(setup, blocks=False)
         self._markers = IncrementalMarkers(setup, remeasure_every)
         # Blocks at their own pace (a search costs a dozen tracked frames; they rarely move).
-        self.block_watch = BlockWatch(BlockFinder(setup), background=blocks_in_background) if blocks else None
+        self.block_watch = BlockWatch(BlockFinder(setup, remember=True), background=blocks_in_background) if blocks else None
         self._tracks: dict[int, _Track] = {}
         self._last_state: TableState | None = None
         self._exposure_warnings: tuple[str, ...] = ()  # as of the last block search
