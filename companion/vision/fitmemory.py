@@ -62,6 +62,8 @@ class FitMemory:
         self._limit = float(CHANGE_LEAST)
         self.recalled = 0  # candidates given their last fits in the current frame
         self.fitted = 0  # ... and fitted afresh
+        self._refits = 0  # fits made again this frame because they had been given back often
+        self._mm_per_px = 1.0
 
     def start(self, coarse: np.ndarray, lamps: tuple, mm_per_px: float) -> None:
         """A new frame's coarse view (uint8) and the lamps found in it."""
@@ -76,7 +78,7 @@ class FitMemory:
             self._kept = self._fresh if abs(float(np.median(diff))) <= SHIFT_MOST else []
             self._limit = float(np.clip(NOISE_TIMES * noise, CHANGE_LEAST, CHANGE_MOST))
         self._fresh = []
-        self._last_coarse = coarse
+        self._last_coarse = coarse.copy()
         self._lamps = tuple(lamps)
         self._mm_per_px = mm_per_px
         self.recalled = self.fitted = 0
@@ -88,8 +90,9 @@ class FitMemory:
 
     def _near(self, window: tuple[int, int, int, int], minis: tuple[MiniState, ...]) -> tuple:
         x0, y0, x1, y1 = (v * self._mm_per_px for v in window)
+        reach = MINI_REACH_MM
         return tuple(sorted((m.id, m.x_mm, m.y_mm, m.status) for m in minis
-                            if x0 - MINI_REACH_MM <= m.x_mm <= x1 + MINI_REACH_MM and y0 - MINI_REACH_MM <= m.y_mm <= y1 + MINI_REACH_MM))
+                            if x0 - reach <= m.x_mm <= x1 + reach and y0 - reach <= m.y_mm <= y1 + reach))
 
     def _unchanged(self, old: np.ndarray, new: np.ndarray) -> bool:
         changed = np.abs(new.astype(np.int16) - old) > self._limit
@@ -100,8 +103,10 @@ class FitMemory:
         """The blocks last frame's fit of this candidate found, when nothing changed around it; None
         when it must be fitted (then `keep` its fit)."""
         for entry in self._kept:
-            if any(e.box == entry.box and e.window == entry.window for e in self._fresh) or any(abs(a - b) > s for a, b, s in zip(entry.box, box, SLACK_PX)):
-                continue  # (each once: a candidate split in two is fitted anew, not given its blocks twice)
+            if any(abs(a - b) > s for a, b, s in zip(entry.box, box, SLACK_PX)):
+                continue
+            if any(e.box == entry.box and e.window == entry.window for e in self._fresh):
+                continue  # each once: a candidate split in two is fitted anew, not given its blocks twice
             x0, y0, x1, y1 = entry.window
             now = self._near(entry.window, minis)
             if len(now) != len(entry.minis) or any(

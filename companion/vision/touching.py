@@ -198,7 +198,8 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
     def best_of(i: int, top_centres_mm: np.ndarray, halves_mm: np.ndarray, heights_mm: np.ndarray) -> None:
         """Brick i set to the option (`wrong_for`'s) that predicts the map best."""
         best = int(np.argmin(wrong_for(i, top_centres_mm, halves_mm, heights_mm)))
-        c, halves, h = top_centres_mm[best], (float(halves_mm[best, 0]), float(halves_mm[best, 1])), float(heights_mm[best])
+        c, h = top_centres_mm[best], float(heights_mm[best])
+        halves = (float(halves_mm[best, 0]), float(halves_mm[best, 1]))
         moved = not (np.array_equal(c, top_centres[i]) and halves == sides[i][1] and h == tops[i])
         top_centres[i], sides[i], tops[i] = c, (sides[i][0], halves), h
         if moved:
@@ -217,8 +218,8 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
             # how tall, at the top as it is
             best_of(i, *as_placed(i, heights))
             # where the top is, with the height a plate either way (the two are coupled)
-            near = np.array([float(h) for h in heights if abs(h - tops[i]) <= PLATE_MM + 1e-6])
-            for shifts, hs in ((COARSE_SHIFTS_MM, near), (FINE_SHIFTS_MM, np.array([tops[i]]))):
+            near_heights = np.array([float(h) for h in heights if abs(h - tops[i]) <= PLATE_MM + 1e-6])
+            for shifts, hs in ((COARSE_SHIFTS_MM, near_heights), (FINE_SHIFTS_MM, np.array([tops[i]]))):
                 du, dv, hh = (g.ravel() for g in np.meshgrid(shifts, shifts, hs, indexing="ij"))
                 centres = top_centres[i][None] + du[:, None] * axis[None] + dv[:, None] * across[None]
                 best_of(i, centres, np.repeat(np.array([sides[i][1]]), len(hh), axis=0), hh)
