@@ -377,11 +377,10 @@ def bricks_run(seed: int = 0, fps: float = 30.0, progress=None, renderer: str = 
     randomised, where a block search takes longest). Reported: seconds until the brick is published
     and until it is dropped, the worst frame's cost on the camera thread (against one frame
     period), and the block searches' time."""
-    from companion.synth.scene import SynthBrick, random_scene
+    from companion.synth.scene import SynthBrick
 
     lit = renderer == "raycast"
-    base = random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=6, randomise=True) if lit else \
-        bench_table(seed, n_bricks=0)
+    base = bench_table(seed, n_bricks=6 if lit else 0, randomise=lit)
     setup = base.setup()
     render = Renderer()
     spot = _clear_spot(base)

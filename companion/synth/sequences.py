@@ -10,9 +10,10 @@ from companion.synth.scene import Scene, SynthHand, SynthMini, random_scene
 from companion.vision.camera import CameraModel
 
 
-def bench_table(seed: int, n_bricks: int = 6) -> Scene:
-    """The live benches' table: 12 minis and a few loose bricks, the same for a seed in every sequence."""
-    return random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=n_bricks)
+def bench_table(seed: int, n_bricks: int = 6, randomise: bool = False) -> Scene:
+    """The live benches' table: 12 minis and a few loose bricks, the same for a seed in every sequence
+    (`randomise`: camera and room as the `raycast` camera's, lamps and their shadows)."""
+    return random_scene(seed * 7919 + 11, "standard", n_minis=12, n_bricks=n_bricks, randomise=randomise)
 
 
 def towards_middle(scene: Scene, mini: SynthMini) -> float:

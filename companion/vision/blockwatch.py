@@ -62,7 +62,7 @@ class BlockWatch:
         self.searches_s: list[float] = []  # each search's time, from its start to its blocks matched (s)
         self._lock = threading.Lock()
         self._pool = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _worker_start,
-                                         (finder.setup, finder.palette)) if background else None
+                                         (finder.setup, finder.palette, finder.memory is not None)) if background else None
         self._running: Future | None = None
         if self._pool is not None:
             self._pool.submit(_worker_ready)  # the worker imports while the camera warms up
@@ -209,9 +209,9 @@ def _same(a: FoundBlock, b: FoundBlock) -> bool:
 _worker_finder: BlockFinder | None = None
 
 
-def _worker_start(setup, palette) -> None:
+def _worker_start(setup, palette, remember: bool) -> None:
     global _worker_finder
-    _worker_finder = BlockFinder(setup, palette, remember=True)
+    _worker_finder = BlockFinder(setup, palette, remember)  # as the finder the watch was given
 
 
 def _worker_ready() -> bool:

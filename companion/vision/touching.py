@@ -143,9 +143,15 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
     def k(h: float) -> float:
         return camera_height_mm / (camera_height_mm - h)
 
+    def footprint_centres(top_centres_mm: np.ndarray, heights_mm: np.ndarray) -> np.ndarray:
+        """The footprints' centres (N, 2) of bricks whose tops, seen from the camera, are centred at
+        `top_centres_mm` (N, 2, cast) and which are `heights_mm` (N,) tall."""
+        ks = camera_height_mm / (camera_height_mm - np.asarray(heights_mm, float))
+        return foot_mm + (top_centres_mm - foot_mm) / ks[:, None]
+
     def footprint(top_centre: np.ndarray, axis: np.ndarray, halves: tuple[float, float], h: float) -> TableRect:
         """A brick whose top, seen from the camera, is centred at `top_centre` (cast)."""
-        return TableRect(foot_mm + (top_centre - foot_mm) / k(h), axis, halves)
+        return TableRect(footprint_centres(top_centre[None], np.array([h]))[0], axis, halves)
 
     # Each brick as the centre of its top as the camera sees it (what the map pins down best),
     # its sides (snapped to bricks) and its height: raising it at a fixed top moves its
@@ -184,8 +190,7 @@ def fit_touching(points_mm: np.ndarray, labels: np.ndarray, starts: list[TableRe
         half sides (C, 2) and its height (C,). Only the rays that may enter one of the options are
         tested: the rest see what the other bricks give them whatever brick i does."""
         axis = sides[i][0]
-        ks = camera_height_mm / (camera_height_mm - heights_mm)
-        centres = foot_mm + (top_centres_mm - foot_mm) / ks[:, None]
+        centres = footprint_centres(top_centres_mm, heights_mm)
         other_entry, other_label = others(i)
         rows = rays.near(axis, centres, halves_mm, heights_mm, camera_height_mm, foot_mm)
         outside = np.ones(len(pts), bool)
