@@ -81,6 +81,7 @@ SHADOW_OVER_BLACK = 2.0  # `_black_bricks_shadow`: a shadow beside black plastic
 BLACK_BESIDE_LEAST = 0.3  # ... over this share of the least brick's top
 PENUMBRA_DARKEST = 0.95  # `_with_penumbra`: the soft edge of a shade, joined to it, up to this share of the light
 PENUMBRA_LEAVES = 0.75  # ... and it leaves this share of what the shade alone leaves of a candidate
+SHADE_FLOOR_SHARE = 0.5  # `_top_may_be_shade`: a top below this share of the deepest shade's light is no shade
 SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
@@ -264,7 +265,7 @@ class BlockFinder:
             found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
                                   white_table)
             # What stands there must be lit: a top that may itself be shade is what was left of one.
-            return [b for b in found if not could_be_shade(b.top_bgr, table)
+            return [b for b in found if not _top_may_be_shade(self._lamplight, b.top_bgr, table)
                     and not _no_shadow_of_its_own(self._lamplight, b)]
 
         black_shadow = _black_bricks_shadow(fine, blob, maybe)
@@ -336,7 +337,7 @@ class BlockFinder:
         if not bricks or finer is None or len(bricks) < len(finer.cores) or len({b.color for b in bricks}) < len(bricks):
             return []
         table = np.median(c.table_fine[c.blob > 0], axis=0)
-        if _a_wall_of_another(c, bricks) or any(could_be_shade(b.top_bgr, table) for b in bricks):
+        if _a_wall_of_another(c, bricks) or any(_top_may_be_shade(c.lamplight, b.top_bgr, table) for b in bricks):
             return []
         return bricks
 
@@ -732,7 +733,12 @@ def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.nda
     """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
     not one colour."""
     points = _top_points(fit.top, inset_mm)
-    return _named(c, c.view.sample(c.image, points), fit, _differing_share(c, points))
+    # Its hue is judged further in: a webcam keeps colour at half its resolution (JPEG's 4:2:0)
+    # and blurs it more, so a narrow top's edge rows take the table's hue a pixel or two in.
+    mm_per_px = 1.0 / math.sqrt(abs(float(np.linalg.det(c.view.px_per_mm(fit.top.centre)))))
+    hue_inset_mm = max(inset_mm, CHROMA_EDGE_PX * mm_per_px)
+    hue_samples = None if hue_inset_mm <= inset_mm else c.view.sample(c.image, _top_points(fit.top, hue_inset_mm))
+    return _named(c, c.view.sample(c.image, points), fit, _differing_share(c, points), hue_samples)
 
 
 def _differing_share(c: _Candidate, points_mm: np.ndarray) -> float:
@@ -750,10 +756,11 @@ def _fine_pixels(points_mm: np.ndarray, origin_mm: tuple[float, float]) -> np.nd
     return np.round((np.asarray(points_mm) - np.asarray(origin_mm)) / FINE_MM - 0.5).astype(int)
 
 
-def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0
-           ) -> tuple[np.ndarray, str, float] | None:
+def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0,
+           hue_samples: np.ndarray | None = None) -> tuple[np.ndarray, str, float] | None:
     """`_top_seen` from colours (N, 3) BGR sampled on the top face; `outlined`: the share of them
-    where the frame differs from the table (`_differing_share`)."""
+    where the frame differs from the table (`_differing_share`); `hue_samples`: those its hue
+    is judged on, when not the same."""
     level, white, white_table = c.level, c.white, c.white_table
     top_bgr = np.median(samples, axis=0)
     table_here = _table_at(c.table_fine, fit.top, c.origin)
@@ -787,7 +794,7 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.
     # table, its hue the same all over); a box drawn over an L, over a castle's ring and its
     # yard, or over touching bricks of different colours, is not.
     spread = max(18.0, 0.2 * float(np.linalg.norm(top_bgr)), 0.5 * contrast)
-    hue = chromaticity(samples)
+    hue = chromaticity(samples if hue_samples is None else hue_samples)
     if (np.mean(np.linalg.norm(samples - top_bgr, axis=1) <= spread) < TOP_ALIKE_SHARE
             or np.mean(np.linalg.norm(hue - np.median(hue, axis=0), axis=1) <= chroma_tolerance(top_bgr))
             < TOP_ALIKE_SHARE):
@@ -973,6 +980,18 @@ def could_be_shade(seen_bgr: np.ndarray, table_bgr: np.ndarray, darkest: float =
     or not a black brick would look the same (`shaded` tells the two apart where it can)."""
     ratio = _light_ratio(seen_bgr, _table_light(table_bgr))
     return (ratio.max(axis=-1) <= darkest) & (np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT)
+
+
+def _top_may_be_shade(lamplight: Lamplight | None, top_bgr: np.ndarray, table_bgr: np.ndarray) -> bool:
+    """Whether a fitted top may be the table in shade (`could_be_shade`), unless it is far darker
+    than the deepest shade the lamps found cast (all of them at once): a black brick's top keeps
+    1-3% of a light table's light, the table in a lamp's shadow keeps the room's other light."""
+    if not could_be_shade(top_bgr, table_bgr):
+        return False
+    if lamplight is None or not lamplight.lamps:
+        return True
+    deepest = 1.0 - sum(lamp.depth for lamp in lamplight.lamps)
+    return bool(_light_ratio(top_bgr, _table_light(table_bgr)).max() >= SHADE_FLOOR_SHARE * deepest)
 
 
 def _with_penumbra(smooth: np.ndarray, table_fine: np.ndarray, blob: np.ndarray) -> np.ndarray:
@@ -1187,6 +1206,7 @@ def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np
 
 CHROMA_APART = 12.0  # chromaticity (per cent of the channels' sum): closer is one colour (JPEG keeps colour at a quarter of the pixels)
 MAX_PARTS = 4
+CHROMA_EDGE_PX = 2.0  # a top's hue is judged this many camera pixels in from its edges (`_top_seen`)
 # A finer split's margin, a share of CHROMA_APART: red and orange tops under a warm lamp are ~11
 # apart, each spread by 2-3 (path traced), and the usual margin and noise (~14) join them.
 FINER_APART = 0.5
@@ -1758,7 +1778,7 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
     if c.lamplight is None:
         return parts
     table = np.median(c.table_fine[c.blob > 0], axis=0)
-    shade_like = [bool(could_be_shade(b.top_bgr, table)) for b in parts]
+    shade_like = [_top_may_be_shade(c.lamplight, b.top_bgr, table) for b in parts]
     lit = [(TableRect.from_quad(b.footprint_mm), b.height_mm) for b, dark in zip(parts, shade_like) if not dark]
     if not lit or all(not dark for dark in shade_like):
         return parts
@@ -1791,7 +1811,8 @@ def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock],
     shade_like = []
     for b in blocks:
         col, row = (np.mean(b.footprint_mm, axis=0) / COARSE_MM).astype(int)
-        shade_like.append(bool(could_be_shade(b.top_bgr, table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)])))
+        under = table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)]
+        shade_like.append(_top_may_be_shade(lamplight, b.top_bgr, under))
     if not any(shade_like) or all(shade_like):
         return blocks
     cast = np.zeros((rows, cols), np.uint8)

@@ -891,3 +891,43 @@ def test_near_the_cameras_foot_an_outline_does_not_tell_a_tower():
     assert _tower_shift_mm(near_view, near_top, 92.8) < TOWER_SHIFT_MM
     far_view, far_top, _ = _view_and_reach(400.0)
     assert _tower_shift_mm(far_view, far_top, 48.0) > TOWER_SHIFT_MM
+
+
+def test_a_top_far_darker_than_the_lamps_deepest_shade_is_no_shade():
+    """A black brick's top keeps 1-3% of a light table's light; the table in a lamp's shadow keeps
+    the room's other light (the lamps found from the minis' shadows say how much). A top that
+    could be shade by its tint but is far darker than any shade the lamps cast is a brick's."""
+    from companion.vision.blocks import Lamplight, _top_may_be_shade
+    from companion.vision.lamps import FoundLamp
+
+    table = np.array([150.0, 165.0, 180.0])  # beige tiles (BGR)
+    black, shade = np.array([11.0, 15.0, 17.0]), np.array([104.0, 115.0, 126.0])
+    dark, clear = np.zeros((4, 4)), np.ones((4, 4), np.uint8)
+    lamp = FoundLamp((0.0, 0.0, 1000.0), minis=6, dark_share=1.0, depth=0.6)
+    assert not _top_may_be_shade(Lamplight((lamp,), dark, clear), black, table)
+    assert _top_may_be_shade(Lamplight((lamp,), dark, clear), shade, table)
+    # With no lamp found nothing says how deep a shade may be: both may be.
+    assert _top_may_be_shade(None, black, table) and _top_may_be_shade(None, shade, table)
+    # Two lamps whose shadows cross leave less light: deep enough for black, the floor goes.
+    assert _top_may_be_shade(Lamplight((lamp, replace(lamp, depth=0.39)), dark, clear), black, table)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed, colour, at_mm, height_mm", [
+    (1, "black", (235.0, 698.0), 28.8),  # its shadow cut off, its top had been taken for shade
+    (8, "blue", (358.0, 519.0), 9.6),  # a 1x4 top 1 px per mm: its edge rows had the wood's hue
+])
+def test_bench_bricks_a_top_test_had_dropped_are_found(seed, colour, at_mm, height_mm):
+    """Ray-cast bench tables (standard, seed 0): a black 1x8 brick on light tiles under a lamp
+    found, whose shadow the black-brick cut left out, was dropped as the table in shade (its top
+    could be shade by its tint, though it kept 2% of the table's light against the shadows' 40%);
+    a blue 1x4 brick far from the camera was no one colour (its top's edge rows a pixel from
+    its edges, where a webcam's colour, kept at half resolution, takes the wood's hue)."""
+    from companion.synth.worlds import Camera, bench_scene
+
+    scene = bench_scene("raycast", seed)
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    truth = next(t for t in scene.truth_blocks() if np.hypot(*(t.footprints[0].mean(axis=0) - at_mm)) < 5.0)
+    near = [b for b in blocks if polygon_iou(b.footprint_mm, truth.footprints[0]) > 0.6]
+    assert [b.color for b in near] == [colour], [(b.footprint_mm.mean(axis=0), b.height_mm, b.color) for b in blocks]
+    assert abs(near[0].height_mm - height_mm) <= 4.8, near[0].height_mm
