@@ -281,12 +281,27 @@ class BlockFinder:
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
                  level: float, white: np.ndarray, white_table: float) -> list[FoundBlock]:
         """`_fit`'s fits on one cut-out, with `shade` (the table in shade) left out of its outline."""
-        x0, y0 = origin
         blob = blob & (1 - shade)
         opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
-        blob = _filled(opened)
-        if blob is None:
-            return []
+        # Shade left out may part bricks whose shadows had joined them: each part is fitted, but
+        # beside the largest (a block itself) only whole bricks (their sides a brick's) stand,
+        # not what is left of a brick's wall or penumbra.
+        found: list[FoundBlock] = []
+        for k, piece in enumerate(_filled_pieces(opened)):
+            fitted = self._fit_piece(image, view, sample, fine, diff, piece, opened, shade, table_fine, origin,
+                                     level, white, white_table)
+            if k == 0 and not fitted:
+                return []
+            found += fitted if k == 0 else [b for b in fitted if b.studs is not None]
+        return found
+
+    def _fit_piece(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
+                   blob: np.ndarray, opened: np.ndarray, shade: np.ndarray, table_fine: np.ndarray,
+                   origin: tuple[float, float], level: float, white: np.ndarray, white_table: float
+                   ) -> list[FoundBlock]:
+        """`_fit_cut`'s fits of one part of the cut-out (`blob`, filled; `opened`: the cut-out's
+        mask before filling)."""
+        x0, y0 = origin
         if mostly_skin(fine, blob, white):
             return []  # a hand or an arm over the table (before the costly fits, which it would defeat)
         if shade.any():
@@ -1565,15 +1580,21 @@ def _crop_resized(coarse: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_p
 def _filled(mask: np.ndarray, least_mm2: float = MIN_AREA_MM2) -> np.ndarray | None:
     """The largest blob, holes filled (a white brick on a white mat shows little but its walls), or
     None when it is smaller than `least_mm2` (any brick, seen whole)."""
+    pieces = _filled_pieces(mask, least_mm2)
+    return pieces[0] if pieces else None
+
+
+def _filled_pieces(mask: np.ndarray, least_mm2: float = MIN_AREA_MM2) -> list[np.ndarray]:
+    """Every blob of at least `least_mm2`, holes filled, the largest first."""
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    if not contours:
-        return None
-    outline = max(contours, key=cv2.contourArea)
-    if cv2.contourArea(outline) * FINE_MM ** 2 < least_mm2:
-        return None
-    filled = np.zeros_like(mask)
-    cv2.drawContours(filled, [outline], -1, 1, -1)
-    return filled
+    out = []
+    for outline in sorted(contours, key=cv2.contourArea, reverse=True):
+        if cv2.contourArea(outline) * FINE_MM ** 2 < least_mm2:
+            break
+        filled = np.zeros_like(mask)
+        cv2.drawContours(filled, [outline], -1, 1, -1)
+        out.append(filled)
+    return out
 
 
 def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:

@@ -916,13 +916,16 @@ def test_a_top_far_darker_than_the_lamps_deepest_shade_is_no_shade():
 @pytest.mark.parametrize("seed, colour, at_mm, height_mm", [
     (1, "black", (235.0, 698.0), 28.8),  # its shadow cut off, its top had been taken for shade
     (8, "blue", (358.0, 519.0), 9.6),  # a 1x4 top 1 px per mm: its edge rows had the wood's hue
+    (10, "red", (202.0, 516.0), 28.8),  # its shadow joined an orange brick's: once the shade was cut, one part was fitted
 ])
 def test_bench_bricks_a_top_test_had_dropped_are_found(seed, colour, at_mm, height_mm):
     """Ray-cast bench tables (standard, seed 0): a black 1x8 brick on light tiles under a lamp
     found, whose shadow the black-brick cut left out, was dropped as the table in shade (its top
     could be shade by its tint, though it kept 2% of the table's light against the shadows' 40%);
     a blue 1x4 brick far from the camera was no one colour (its top's edge rows a pixel from
-    its edges, where a webcam's colour, kept at half resolution, takes the wood's hue)."""
+    its edges, where a webcam's colour, kept at half resolution, takes the wood's hue); a red
+    1x8 brick whose faint shadows joined an orange brick's made one candidate with it, and once
+    the shade was left out only the larger of the two parts was fitted."""
     from companion.synth.worlds import Camera, bench_scene
 
     scene = bench_scene("raycast", seed)
