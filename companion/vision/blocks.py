@@ -151,6 +151,8 @@ class BlockFinder:
                  else local_table(coarse))
         # The minis' shadows, where the lamps that cast them are found, are left out as the
         # minis are (on a gray mat a shadow looks like a gray brick).
+        if self.memory is not None:
+            self.memory.start(coarse, COARSE_MM)
         shadows = self._leave_out_shadows(coarse, table, clear, minis)
         if background is None and shadows.any():
             table = local_table(coarse, exclude=shadows)  # (a median beside broad shade is too dark)
@@ -164,8 +166,6 @@ class BlockFinder:
                 mask, level, unbanded = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
         self._lamplight = Lamplight(tuple(self.lamps), darkness(coarse, table), clear) if self.lamps else None
-        if self.memory is not None:
-            self.memory.start(coarse, tuple(self.lamps), COARSE_MM)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
@@ -200,8 +200,11 @@ class BlockFinder:
         standing = [(m, tile_side_mm(spec.marker_mm), spec.base_mm) for m in minis
                     if (spec := self.setup.mini(m.id)) is not None and m.status == "seen"]
         centre = np.array([self.setup.table.width_mm, self.setup.table.depth_mm]) / 2
-        self.lamps = find_lamps(darkness(coarse, table), clear, [(m, side) for m, side, _ in standing], centre,
-                                COARSE_MM)
+        again = None if self.memory is None else self.memory.lamps_again(coarse, minis)
+        self.lamps = list(again) if again is not None else find_lamps(
+            darkness(coarse, table), clear, [(m, side) for m, side, _ in standing], centre, COARSE_MM)
+        if self.memory is not None:
+            self.memory.lamps(tuple(self.lamps), coarse, minis, found=again is None)
         lit = np.ones_like(clear)
         mask_shadows(lit, self.lamps, standing, COARSE_MM)
         clear &= lit

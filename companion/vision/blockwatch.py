@@ -1,9 +1,10 @@
 """Blocks in a live stream: looked for now and then, published once they stand still.
 
 Blocks are built between turns and then stay put, and a full block search costs as much as a
-dozen frames of marker tracking: so the stream is searched every `every_s` seconds, and sooner
-(`recheck_s`) when something on the table changed and settled, or while a new block waits to be
-confirmed or a known one seems gone; in seconds, so at any frame rate. A block is published after
+dozen frames of marker tracking: so the stream is searched every `every_s` seconds, sooner
+(`recheck_s`) when something on the table changed and settled, and on the next frame after a
+search while a new block waits to be confirmed or a known one seems gone; in seconds, so at any
+frame rate. A block is published after
 `confirm` searches in a row found it at the same place with the same height and colour: a hand
 passing over the table, or a brick on its way down, is not. A published block not found again is
 dropped after two searches that see the bare table where it stood (taken away), or after `forget`
@@ -97,8 +98,11 @@ class BlockWatch:
             return False
         if self._last_search is None:
             return True
-        waiting = changed or any(c.published_id is None or c.bare for c in self._candidates)
-        return time_s - self._last_search >= (self.recheck_s if waiting else self.every_s)
+        if any(c.published_id is None or c.bare for c in self._candidates):
+            # A second look decides (a new block confirmed, a gone one dropped): the next frame
+            # after the last search is matched, whatever the frame rate.
+            return time_s > self._last_search
+        return time_s - self._last_search >= (self.recheck_s if changed else self.every_s)
 
     def update(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...],
                time_s: float) -> None:

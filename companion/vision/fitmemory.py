@@ -5,7 +5,8 @@ every candidate again although the pixels under most of them are the last search
 sensor's noise, and fitting is nearly all of a search's time (on a table under lamps, 0.3-2 s a
 frame). A candidate whose coarse view, table estimate and nearby minis are as they were is given
 the blocks fitted last time; any change there beyond the noise (a brick put down, nudged or taken
-away, a hand, a mini moved beside it, the exposure or the lamps) fits it afresh.
+away, a hand, a mini moved beside it, the exposure or the lamps) fits it afresh. The lamps,
+found from the minis' shadows, are kept likewise while the minis and the view around them stay.
 
 The noise is measured on the whole coarse view against the last frame's (most of the table does
 not change from one frame to the next), so the tolerance follows the camera's, whatever it is.
@@ -36,6 +37,7 @@ MINI_REACH_MM = 40.0  # minis this far outside a window still reach into its fit
 MINI_MOVED_MM = 1.0
 # A lamp found elsewhere (its slope over the table moved by this much, or its height by this
 # ratio: the search's steps are 0.02 and 1.4-3 times): every fit is made again.
+SHADOW_REACH_MM = 100.0  # the view this far around each mini tells its shadows (a 60 mm mini's under a lamp 34 deg up)
 LAMP_SLOPE_MOVED = 0.08
 LAMP_HEIGHT_RATIO = 1.5
 
@@ -64,25 +66,60 @@ class FitMemory:
         self.fitted = 0  # ... and fitted afresh
         self._refits = 0  # fits made again this frame because they had been given back often
         self._mm_per_px = 1.0
+        self._steady = False  # this frame is last frame's up to the noise, as a whole
+        self._lamps_seen: tuple[np.ndarray, tuple] | None = None  # the coarse view and minis the lamps were found on
+        self._lamp_recalls = 0
+        self.lamps_given = False  # the current frame's lamps are an earlier frame's (`lamps_again`)
 
-    def start(self, coarse: np.ndarray, lamps: tuple, mm_per_px: float) -> None:
-        """A new frame's coarse view (uint8) and the lamps found in it."""
+    def start(self, coarse: np.ndarray, mm_per_px: float) -> None:
+        """A new frame's coarse view (uint8), before its lamps are found (`lamps_again`, `lamps`)."""
         last = self._last_coarse
-        same_lamps = len(lamps) == len(self._lamps) and all(_same_lamp(a, b) for a, b in zip(lamps, self._lamps))
-        if last is None or last.shape != coarse.shape or not same_lamps:
-            self._kept = []
-        else:
+        self._steady = False
+        if last is not None and last.shape == coarse.shape:
             diff = coarse[::2, ::2].astype(np.int16) - last[::2, ::2]
             noise = float(np.median(np.abs(diff)))
             # A frame lighter or darker as a whole (the exposure, a lamp) is no noise: all anew.
-            self._kept = self._fresh if abs(float(np.median(diff))) <= SHIFT_MOST else []
+            self._steady = abs(float(np.median(diff))) <= SHIFT_MOST
             self._limit = float(np.clip(NOISE_TIMES * noise, CHANGE_LEAST, CHANGE_MOST))
+        self._kept = self._fresh if self._steady else []
         self._fresh = []
         self._last_coarse = coarse.copy()
-        self._lamps = tuple(lamps)
         self._mm_per_px = mm_per_px
         self.recalled = self.fitted = 0
         self._refits = 0
+
+    def lamps_again(self, coarse: np.ndarray, minis: tuple[MiniState, ...]) -> tuple | None:
+        """The lamps found from the minis' shadows a few frames ago, when the minis stand where they
+        stood and the view around them is as it was (their shadows, which the lamps are found
+        from, are then too); None when they must be looked for again."""
+        if not self._steady or self._lamps_seen is None or self._lamp_recalls >= RECALLS_MOST:
+            return None
+        then_coarse, then_minis = self._lamps_seen
+        now = _standing(minis)
+        if len(now) != len(then_minis) or any(a[0] != b[0] or math.hypot(a[1] - b[1], a[2] - b[2]) > MINI_MOVED_MM
+                                              for a, b in zip(now, then_minis)):
+            return None
+        reach = int(math.ceil(SHADOW_REACH_MM / self._mm_per_px))
+        rows, cols = coarse.shape[:2]
+        for _, x_mm, y_mm in now:
+            x, y = int(x_mm / self._mm_per_px), int(y_mm / self._mm_per_px)
+            y0, y1, x0, x1 = max(y - reach, 0), min(y + reach + 1, rows), max(x - reach, 0), min(x + reach + 1, cols)
+            if y1 > y0 and x1 > x0 and not self._unchanged(then_coarse[y0:y1, x0:x1], coarse[y0:y1, x0:x1]):
+                return None
+        self._lamp_recalls += 1
+        return self._lamps
+
+    def lamps(self, lamps: tuple, coarse: np.ndarray, minis: tuple[MiniState, ...], found: bool) -> None:
+        """This frame's lamps: `found` afresh from the minis' shadows (a lamp found elsewhere fits
+        every candidate anew), or given back by `lamps_again`."""
+        self.lamps_given = not found
+        if not found:
+            return
+        if len(lamps) != len(self._lamps) or not all(_same_lamp(a, b) for a, b in zip(lamps, self._lamps)):
+            self._kept = []
+        self._lamps = tuple(lamps)
+        self._lamps_seen = (coarse.copy(), _standing(minis))
+        self._lamp_recalls = 0
 
     def _window(self, box: tuple[int, int, int, int], shape: tuple[int, ...]) -> tuple[int, int, int, int]:
         x, y, w, h = box
@@ -133,6 +170,11 @@ class FitMemory:
         self._fresh.append(_Fitted(box, window, coarse[y0:y1, x0:x1].copy(), table[y0:y1, x0:x1].copy(),
                                    self._near(window, minis), list(blocks)))
         self.fitted += 1
+
+
+def _standing(minis: tuple[MiniState, ...]) -> tuple[tuple[int, float, float], ...]:
+    """The minis seen standing (the lamps are found from their shadows): id, x, y."""
+    return tuple(sorted((m.id, m.x_mm, m.y_mm) for m in minis if m.status == "seen"))
 
 
 def _same_lamp(a, b) -> bool:

@@ -63,3 +63,29 @@ def test_a_finder_that_does_not_remember_fits_every_frame():
     a, b = _find(finder, scene, first), _find(finder, scene, second)
     assert len(a) == len(b) == 2
     assert a[0] is not b[0]
+
+
+@pytest.mark.slow
+def test_the_lamps_are_kept_while_the_minis_and_their_shadows_stay():
+    """Under lamps a remembered search spent half its time finding the lamps again from the minis'
+    shadows; they are given back while every mini stands where it stood and the view around
+    it is as it was, and looked for again when a mini moves or the frame's light changes."""
+    from companion.bench.live import bench_table
+
+    scene = bench_table(0, n_bricks=6, randomise=True)
+    first, second, third = _frames(scene, (1, 2, 3))
+    finder = BlockFinder(scene.setup(), remember=True)
+    found = _find(finder, scene, first)
+    lamps = list(finder.lamps)
+    assert lamps and not finder.memory.lamps_given
+    again = _find(finder, scene, second)
+    assert finder.memory.lamps_given and finder.lamps == lamps and finder.memory.fitted == 0
+    assert _centres(again) == _centres(found)
+    mini = scene.minis[0]
+    moved = replace(scene, minis=(replace(mini, x_mm=mini.x_mm + 5.0),) + scene.minis[1:])
+    (fourth,) = _frames(moved, (4,))
+    _find(finder, moved, fourth)
+    assert not finder.memory.lamps_given
+    lighter = np.clip(third.astype(np.float32) * 1.25, 0, 255).astype(np.uint8)
+    _find(finder, scene, lighter)
+    assert not finder.memory.lamps_given
