@@ -256,6 +256,30 @@ def test_the_live_tracker_publishes_a_block_once_it_stood_still_and_drops_it_onc
     assert (frame - 1) / 10 - taken_at <= 1.0
 
 
+def test_a_new_block_gets_its_second_look_on_the_next_frame():
+    """A block is published when two searches agree; the second waited 0.25 s, so at 10 frames/s a
+    brick was published after 0.6 s. While a new block awaits its second look the next frame is
+    searched; once it stands, a settled change waits `recheck_s` and a still table `every_s`."""
+    from companion.vision.blockwatch import BlockWatch
+
+    scene, _, with_brick, _ = _one_brick("green")
+    locator = Locator(scene.setup(), blocks=False)
+    analysis = locator.analyse(with_brick)
+    camera, _ = locator.camera(with_brick.shape[1], with_brick.shape[0])
+    pose, minis = analysis.registration.pose, analysis.state.minis
+    watch = BlockWatch(BlockFinder(scene.setup(), remember=True))
+    first = 1.0
+    watch.update(with_brick, camera, pose, minis, first)
+    assert watch.states() == ()
+    assert not watch.due(first) and watch.due(first + 1 / 30)
+    watch.update(with_brick, camera, pose, minis, first + 1 / 30)
+    assert [b.color for b in watch.states()] == ["green"]
+    last = first + 1 / 30
+    assert not watch.due(last + 0.1) and not watch.due(last + 0.1, changed=True)
+    assert watch.due(last + watch.recheck_s + 0.01, changed=True) and watch.due(last + watch.every_s + 0.01)
+    assert not watch.due(last + watch.every_s - 0.1)
+
+
 @pytest.mark.slow
 def test_a_hand_resting_on_a_block_does_not_remove_it_at_once():
     scene, brick, with_brick, renderer = _one_brick("blue")
