@@ -4,12 +4,11 @@ Blocks are built between turns and then stay put, and a full block search costs 
 dozen frames of marker tracking: so the stream is searched every `every_s` seconds, sooner
 (`recheck_s`) when something on the table changed and settled, and on the next frame after a
 search while a new block waits to be confirmed or a known one seems gone; in seconds, so at any
-frame rate. A block is published after
-`confirm` searches in a row found it at the same place with the same height and colour: a hand
-passing over the table, or a brick on its way down, is not. A published block not found again is
-dropped after two searches that see the bare table where it stood (taken away), or after `forget`
-searches that see neither it nor the table there (a hand resting on it is not a removal until it
-has stayed that long).
+frame rate. A block is published after `confirm` searches in a row found it at the same place
+with the same height and colour: a hand passing over the table, or a brick on its way down, is
+not. A published block not found again is dropped after two searches that see the bare table
+where it stood (taken away), or after `forget` searches that see neither it nor the table there
+(a hand resting on it is not a removal until it has stayed that long).
 """
 
 from __future__ import annotations

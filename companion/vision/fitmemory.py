@@ -35,9 +35,9 @@ REFITS_PER_FRAME = 2
 SLACK_PX = (2, 2, 3, 3)  # a candidate's box may move this much from the noise at its edges (x, y, w, h)
 MINI_REACH_MM = 40.0  # minis this far outside a window still reach into its fit (their masks, shadows)
 MINI_MOVED_MM = 1.0
+SHADOW_REACH_MM = 100.0  # the view this far around each mini tells its shadows (a 60 mm mini's under a lamp 34 deg up)
 # A lamp found elsewhere (its slope over the table moved by this much, or its height by this
 # ratio: the search's steps are 0.02 and 1.4-3 times): every fit is made again.
-SHADOW_REACH_MM = 100.0  # the view this far around each mini tells its shadows (a 60 mm mini's under a lamp 34 deg up)
 LAMP_SLOPE_MOVED = 0.08
 LAMP_HEIGHT_RATIO = 1.5
 
