@@ -996,8 +996,14 @@ def could_be_shade(seen_bgr: np.ndarray, table_bgr: np.ndarray, darkest: float =
     """Per colour (..., 3) BGR seen over the table's: whether it may be the table in shade (no
     channel more than `darkest` of the table's light, the table's tint to SHADE_TINT), whether
     or not a black brick would look the same (`shaded` tells the two apart where it can)."""
+    return _shade_within(seen_bgr, table_bgr, (darkest,))[0]
+
+
+def _shade_within(seen_bgr: np.ndarray, table_bgr: np.ndarray, darkest: tuple[float, ...]) -> list[np.ndarray]:
+    """`could_be_shade` for each of several `darkest`, the light's ratio and tint taken once."""
     ratio = _light_ratio(seen_bgr, _table_light(table_bgr))
-    return (ratio.max(axis=-1) <= darkest) & (np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT)
+    brightest, tinted = ratio.max(axis=-1), np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT
+    return [(brightest <= d) & tinted for d in darkest]
 
 
 def _top_may_be_shade(lamplight: Lamplight | None, top_bgr: np.ndarray, table_bgr: np.ndarray) -> bool:
@@ -1017,8 +1023,7 @@ def _with_penumbra(smooth: np.ndarray, table_fine: np.ndarray, blob: np.ndarray)
     table, joined to what is clearly shade): a lamp's penumbra, left in a candidate's outline,
     widens it. Not where that takes in a broad part of what is left (a gray top a little darker
     than the table is no penumbra)."""
-    strict = could_be_shade(smooth, table_fine).astype(np.uint8)
-    loose = could_be_shade(smooth, table_fine, PENUMBRA_DARKEST).astype(np.uint8)
+    strict, loose = (m.astype(np.uint8) for m in _shade_within(smooth, table_fine, (SHADE_DARKEST, PENUMBRA_DARKEST)))
     count, labels = cv2.connectedComponents(loose, connectivity=8)
     joined = np.zeros(count, bool)
     joined[np.unique(labels[strict > 0])] = True
