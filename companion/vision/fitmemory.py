@@ -96,12 +96,11 @@ class FitMemory:
             return None
         then_coarse, then_minis = self._lamps_seen
         now = _standing(minis)
-        if len(now) != len(then_minis) or any(a[0] != b[0] or math.hypot(a[1] - b[1], a[2] - b[2]) > MINI_MOVED_MM
-                                              for a, b in zip(now, then_minis)):
+        if _minis_moved(now, then_minis):
             return None
         reach = int(math.ceil(SHADOW_REACH_MM / self._mm_per_px))
         rows, cols = coarse.shape[:2]
-        for _, x_mm, y_mm in now:
+        for _, x_mm, y_mm, _ in now:
             x, y = int(x_mm / self._mm_per_px), int(y_mm / self._mm_per_px)
             y0, y1, x0, x1 = max(y - reach, 0), min(y + reach + 1, rows), max(x - reach, 0), min(x + reach + 1, cols)
             if y1 > y0 and x1 > x0 and not self._unchanged(then_coarse[y0:y1, x0:x1], coarse[y0:y1, x0:x1]):
@@ -145,10 +144,7 @@ class FitMemory:
             if any(e.box == entry.box and e.window == entry.window for e in self._fresh):
                 continue  # each once: a candidate split in two is fitted anew, not given its blocks twice
             x0, y0, x1, y1 = entry.window
-            now = self._near(entry.window, minis)
-            if len(now) != len(entry.minis) or any(
-                    a[0] != b[0] or a[3] != b[3] or np.hypot(a[1] - b[1], a[2] - b[2]) > MINI_MOVED_MM
-                    for a, b in zip(now, entry.minis)):
+            if _minis_moved(self._near(entry.window, minis), entry.minis):
                 continue
             if not (self._unchanged(entry.coarse, coarse[y0:y1, x0:x1])
                     and self._unchanged(entry.table, table[y0:y1, x0:x1])):
@@ -172,9 +168,16 @@ class FitMemory:
         self.fitted += 1
 
 
-def _standing(minis: tuple[MiniState, ...]) -> tuple[tuple[int, float, float], ...]:
-    """The minis seen standing (the lamps are found from their shadows): id, x, y."""
-    return tuple(sorted((m.id, m.x_mm, m.y_mm) for m in minis if m.status == "seen"))
+def _standing(minis: tuple[MiniState, ...]) -> tuple[tuple[int, float, float, str], ...]:
+    """The minis seen standing (the lamps are found from their shadows): id, x, y, status."""
+    return tuple(sorted((m.id, m.x_mm, m.y_mm, m.status) for m in minis if m.status == "seen"))
+
+
+def _minis_moved(now: tuple, then: tuple) -> bool:
+    """Whether two frames' minis (id, x, y, status; sorted) differ: one came or went, changed its
+    status or moved more than MINI_MOVED_MM."""
+    return len(now) != len(then) or any(a[0] != b[0] or a[3] != b[3] or math.hypot(a[1] - b[1], a[2] - b[2]) > MINI_MOVED_MM
+                                        for a, b in zip(now, then))
 
 
 def _same_lamp(a, b) -> bool:
