@@ -66,6 +66,9 @@ class BlockWatch:
         self._running: Future | None = None
         if self._pool is not None:
             self._pool.submit(_worker_ready)  # the worker imports while the camera warms up
+            # Matching runs here, on the pool's thread, beside the camera's frames: numpy's first
+            # median in a process imports numpy.ma (20-40 ms holding the interpreter), paid now.
+            np.median(np.zeros((3, 3)), axis=0)
 
     def start(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...],
               time_s: float) -> None:
