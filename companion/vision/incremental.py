@@ -64,6 +64,7 @@ class _Region:
     velocity_px: tuple[float, float] = (0.0, 0.0)  # its centre's move a frame when last found (0: still)
     missed: int = 0  # frames it changed and was searched for in vain (a push faster than its box)
     last_precise: "_Region | None" = None  # this marker's last refined measurement, while this one is rough
+    fit_failed_frame: int | None = None  # when a pattern fit of these very pixels last failed (while unrefined)
 
     @property
     def precise(self) -> bool:
@@ -258,7 +259,11 @@ class IncrementalMarkers:
                             continue
                         region.stale = False
                     t.kept.append(region.detections)
-                    if not region.precise:
+                    # A still marker whose fit failed on these pixels (small, blurred, a thin margin)
+                    # is tried again only as often as a still one is measured again: not every
+                    # frame, at a full fit's cost each (11 ms a frame on a bench table).
+                    if not region.precise and (region.fit_failed_frame is None
+                                               or frame - region.fit_failed_frame >= self.remeasure_every):
                         t.settling.append((len(t.kept) - 1, _grow(region, w, h), region))
         return t
 
@@ -276,12 +281,29 @@ class IncrementalMarkers:
                 kept[k] = before.detections
             else:
                 gray.ensure(grown)
-                settled = refine(gray.gray, camera, kept[k].ids, kept[k].corners_px, self.setup.dictionary)
+                quads = kept[k].corners_px
+                if region.fit_failed_frame is not None:
+                    # The fit failed from these corners (OpenCV's square of one noisy frame can take
+                    # in a dark body beside a thin margin): this frame's own are tried instead.
+                    quads = self._raw_quad(gray, grown, int(kept[k].ids[0]), quads[0])
+                settled = refine(gray.gray, camera, kept[k].ids, quads, self.setup.dictionary)
                 if len(settled):
-                    kept[k] = settled
+                    kept[k] = settled  # (unrefined: the pattern matched at OpenCV's corners)
+                if not (len(settled) and settled.refined[0]):
+                    region.fit_failed_frame = frame
         elif frame % self.remeasure_every == 0:
             kept = self._remeasure_one(gray, camera, kept)
         return kept
+
+    def _raw_quad(self, gray: _SparseGray, box: Box, marker_id: int, near_px: np.ndarray) -> np.ndarray:
+        """OpenCV's corners (1, 4, 2) of the marker nearest `near_px` in box on this frame, or
+        `near_px` itself when it is not found there."""
+        ids, quads = detect_raw(gray.ensure(box), self.setup.dictionary, box[:2], rescue=False, quick=True)
+        same = [q for i, q in zip(ids, quads) if int(i) == marker_id]
+        if not same:
+            return near_px[None]
+        centre = near_px.mean(axis=0)
+        return min(same, key=lambda q: float(np.abs(q.mean(axis=0) - centre).max()))[None]
 
     def _search_boxes(self, triage: "_Triage", cells: list[Box]) -> list[Box]:
         """A budget of searches per frame, most useful first: markers in motion, markers that
