@@ -64,7 +64,7 @@ class Camera:
             linear = pbr.render_linear(scene, look, self.samples, seed=scene.noise_seed).astype(np.float16)
             if self.cache:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(path.stem + ".tmp.npy")
+                tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")  # (two test workers may render the same)
                 np.save(tmp, linear)
                 os.replace(tmp, path)
             linear = linear.astype(np.float32)
