@@ -288,7 +288,7 @@ class IncrementalMarkers:
                     quads = self._raw_quad(gray, grown, int(kept[k].ids[0]), quads[0])
                 settled = refine(gray.gray, camera, kept[k].ids, quads, self.setup.dictionary)
                 if len(settled):
-                    kept[k] = settled  # (unrefined: the pattern matched at OpenCV's corners)
+                    kept[k] = settled  # refined, or OpenCV's corners where the pattern matches at them
                 if not (len(settled) and settled.refined[0]):
                     region.fit_failed_frame = frame
         elif frame % self.remeasure_every == 0:
