@@ -177,6 +177,7 @@ class LiveTracker:
         watch = self.block_watch
         if watch is None or image.ndim != 3:
             return state
+        watch.look(image, state.timestamp)
         if state.registered and self._registration is not None and self._registration.pose is not None \
                 and watch.due(state.timestamp, self._markers.settled):
             watch.start(image, camera, self._registration.pose, state.minis + state.objects, state.timestamp)

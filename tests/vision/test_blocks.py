@@ -281,6 +281,40 @@ def test_a_new_block_gets_its_second_look_on_the_next_frame():
 
 
 @pytest.mark.slow
+def test_frames_that_came_while_a_search_ran_are_its_second_look_where_the_block_did_not_change():
+    """Searched in their own process, a search takes 0.1-0.3 s and the second look waited for a
+    search of a frame after it: at 10 frames/s a brick was published 0.3-0.7 s after it was put
+    down. A frame that came meanwhile with the block's picture unchanged (another noise draw) is
+    that look; one where it changed (the brick lifted again) is not, nor is a search during which
+    no frame came."""
+    from companion.vision.blockwatch import BlockWatch
+
+    scene, _, with_brick, renderer = _one_brick("green")
+    other_noise = renderer.render(replace(scene, noise_seed=7))
+    without = renderer.render(replace(scene, bricks=()))
+    locator = Locator(scene.setup(), blocks=False)
+    analysis = locator.analyse(with_brick)
+    camera, _ = locator.camera(with_brick.shape[1], with_brick.shape[0])
+    pose, minis = analysis.registration.pose, analysis.state.minis
+
+    def published_after_one_search(later: np.ndarray | None) -> list[str]:
+        watch = BlockWatch(BlockFinder(scene.setup(), remember=True), background=True)
+        try:
+            watch.start(with_brick, camera, pose, minis, 1.0)  # the worker starts first: this runs for seconds
+            if later is not None:
+                watch.look(later, 1.1)
+            watch.wait()
+            assert watch.searches == 1
+            return [b.color for b in watch.states()]
+        finally:
+            watch.close()
+
+    assert published_after_one_search(other_noise) == ["green"]
+    assert published_after_one_search(without) == []
+    assert published_after_one_search(None) == []
+
+
+@pytest.mark.slow
 def test_a_hand_resting_on_a_block_does_not_remove_it_at_once():
     scene, brick, with_brick, renderer = _one_brick("blue")
     covered = renderer.render(replace(scene, hands=(SynthHand(brick.x_mm, brick.y_mm, 60.0, 200.0),)))
