@@ -251,7 +251,12 @@ class BlockFinder:
         shade = _broad_shade(shaded(smooth, table_fine, white, SHADE_TINT), fine, table_fine, blob, SHADE_MOST)
         found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
                               white_table)
-        found = [b for b in found if not _no_shadow_of_its_own(self._lamplight, b)]
+        table = np.median((table_fine[blob > 0] if blob.any() else table_fine).reshape(-1, 3), axis=0)
+        # A top that is the table in shade, where its hue tells shade from black plastic (`shaded`),
+        # is no block: a candidate mostly in shade (a hand's soft shadow) is fitted whole as a black
+        # brick would be, and a brick's shadow may be split off it as a part of the table's colour.
+        found = [b for b in found if not _no_shadow_of_its_own(self._lamplight, b)
+                 and not table_in_shade(b.top_bgr, table, white)]
         if found or shade.any():
             return found
         # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
@@ -262,7 +267,6 @@ class BlockFinder:
         # its shadow is tried first with the shadow left out there too (a black brick's walls are
         # black, not the mat in shade).
         maybe = _with_penumbra(smooth, table_fine, blob)
-        table = np.median(table_fine[blob > 0], axis=0)
 
         def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
             found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,

@@ -680,6 +680,23 @@ def test_the_bricks_shadows_under_a_lamp_found_are_no_plates():
     assert not alone, alone
 
 
+def test_the_table_in_shade_is_no_block_whatever_its_outline():
+    """On a table with a hue, what has its tint a shade darker is the table in shade (`shaded`),
+    not plastic. The shadow of a red brick put down on the live bench's lit table (seed 2: green
+    felt, no lamp found there to cast it) was a green 6.4 mm plate touching the brick; on the
+    ray-cast bench with hands (table 3, too slow to render here) a hand's soft shadow was a green
+    block 25.6 mm high: mostly shade, it was fitted whole, as a black brick would be."""
+    from companion.bench.live import _clear_spot
+    from companion.synth.sequences import bench_table
+
+    base = bench_table(2, n_bricks=6, randomise=True)
+    spot = _clear_spot(base)
+    scene = replace(base, bricks=base.bricks + (SynthBrick(spot[0], spot[1], 30.0, 4, 2, 0.0, 19.2, "red"),))
+    blocks = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+    near = [(b.color, b.height_mm) for b in blocks if np.hypot(*(b.footprint_mm.mean(axis=0) - spot)) < 40]
+    assert [colour for colour, _ in near] == ["red"], near
+
+
 # Three lamps of a ray-cast bench table (standard seed 0, table 10) and its room light.
 _THREE_LAMPS = (((-0.131, 0.361, 0.923), 0.171, 5.98), ((0.143, -0.485, 0.863), 0.321, 5.16),
                 ((-0.141, 0.452, 0.881), 0.508, 2.23))
