@@ -22,7 +22,6 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
 
 from companion.state import BlockState, MiniState
@@ -197,8 +196,8 @@ class BlockWatch:
         then, now = samples[rows, cols], latest[1][rows, cols]
         if then.size == 0:
             return False
-        noise = float(np.percentile(cv2.absdiff(samples[::3, ::3], latest[1][::3, ::3]).max(axis=2), STILL_NOISE_PERCENTILE))
-        changed = cv2.absdiff(then, now).max(axis=2) > max(STILL_NOISE_TIMES * noise, STILL_FLOOR)
+        noise = float(np.percentile(_change(samples[::3, ::3], latest[1][::3, ::3]), STILL_NOISE_PERCENTILE))
+        changed = _change(then, now) > max(STILL_NOISE_TIMES * noise, STILL_FLOOR)
         return int(np.count_nonzero(changed)) <= max(1, int(STILL_CHANGED_SHARE * changed.size))
 
     def wait(self, timeout_s: float = 30.0) -> None:
@@ -221,11 +220,19 @@ class BlockWatch:
 
 
 def _samples(image: np.ndarray) -> np.ndarray:
-    """The frame's colour at the change map's samples (every SMALL_X-th pixel of every SMALL_Y-th row,
-    near enough where the frame's sides are not multiples). A nearest-pixel resize: numpy's strided
-    copy over three axes took 0.55 ms of a 1080p frame, this 0.11."""
-    h, w = image.shape[:2]
-    return cv2.resize(image, (-(-w // SMALL_X), -(-h // SMALL_Y)), interpolation=cv2.INTER_NEAREST)
+    """The frame's colour at the change map's samples (every SMALL_X-th pixel of every SMALL_Y-th
+    row), 0.12 ms at 1080p. Each channel from the rows taken flat: numpy's strided copy over three
+    axes took 0.6 ms, and cv2.resize (0.11 ms) runs on OpenCV's threads, which spun up to 40 ms on
+    the camera thread waiting for a core while the search process held the other."""
+    rows = image[::SMALL_Y]
+    flat = rows.reshape(rows.shape[0], -1)
+    step = SMALL_X * image.shape[2]
+    return np.stack([flat[:, c::step] for c in range(image.shape[2])], axis=-1)
+
+
+def _change(then: np.ndarray, now: np.ndarray) -> np.ndarray:
+    """Per sample, the largest change of a channel (grey levels)."""
+    return np.abs(then.astype(np.int16) - now.astype(np.int16)).max(axis=2)
 
 
 def _ring_colour(image: np.ndarray, view, block: FoundBlock) -> np.ndarray:
