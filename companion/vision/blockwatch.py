@@ -75,7 +75,7 @@ class BlockWatch:
         self._pool = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _worker_start,
                                          (finder.setup, finder.palette, finder.memory is not None)) if background else None
         self._running: Future | None = None
-        self._latest: tuple[float, np.ndarray] | None = None  # (time, change samples) of the last frame while a search ran
+        self._latest: tuple[float, np.ndarray] | None = None  # (time, `_samples`) of the last frame seen while a search ran
         if self._pool is not None:
             self._pool.submit(_worker_ready)  # the worker imports while the camera warms up
             # Matching runs here, on the pool's thread, beside the camera's frames: numpy's first
@@ -105,8 +105,8 @@ class BlockWatch:
     def look(self, image: np.ndarray, time_s: float) -> None:
         """Every frame: while a search runs its frames are kept in brief (the change map's samples),
         so a block it finds whose picture stayed the same since is confirmed without another search.
-        (In colour: the tracker's change map has green alone, and a green brick lifted off wood
-        changed its green by less than the noise allows.)"""
+        (In colour: the tracker's change map has green alone, and a green brick lifted off a table
+        of nearly its shade changed its green by less than noise does.)"""
         if self._running is not None and not self._running.done():
             self._latest = (time_s, _samples(image))
 
