@@ -75,6 +75,8 @@ class BlockWatch:
         self._pool = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _worker_start,
                                          (finder.setup, finder.palette, finder.memory is not None)) if background else None
         self._running: Future | None = None
+        self._buffers: list[np.ndarray | None] = [None, None]  # the frames searched, copied (`_copy`)
+        self._turn = 0
         self._latest: tuple[float, np.ndarray] | None = None  # (time, `_samples`) of the last frame seen while a search ran
         if self._pool is not None:
             self._pool.submit(_worker_ready)  # the worker imports while the camera warms up
@@ -89,7 +91,7 @@ class BlockWatch:
             self.update(image, camera, pose, minis, time_s)
             return
         self._last_search = time_s  # no second search is started while this one runs
-        image = image.copy()
+        image = self._copy(image)
         samples = _samples(image)
         began = time.perf_counter()
         self._running = self._pool.submit(_worker_find, image, camera, pose, minis)
@@ -101,6 +103,20 @@ class BlockWatch:
                 self._match(image, camera, pose, done.result(), time_s, samples)
                 self.searches_s.append(time.perf_counter() - began)
         self._running.add_done_callback(matched)
+
+    def _copy(self, image: np.ndarray) -> np.ndarray:
+        """The frame copied for a search into one of two buffers kept, in turn: a fresh 6 MB copy
+        of a 1080p frame page-faulted for 35 ms on the camera thread now and then. Both are made
+        at the stream's first search (a first write into new memory is what costs). A buffer is
+        written again two searches later, when its search's match is long done (one search runs
+        at a time, and the lock waits for a match still running)."""
+        self._turn = 1 - self._turn
+        with self._lock:
+            if any(b is None or b.shape != image.shape or b.dtype != image.dtype for b in self._buffers):
+                self._buffers = [image.copy(), image.copy()]
+            buffer = self._buffers[self._turn]
+            np.copyto(buffer, image)
+        return buffer
 
     def look(self, image: np.ndarray, time_s: float) -> None:
         """Every frame: while a search runs its frames are kept in brief (the change map's samples),
