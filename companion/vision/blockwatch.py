@@ -6,11 +6,11 @@ dozen frames of marker tracking: so the stream is searched every `every_s` secon
 search while a new block waits to be confirmed or a known one seems gone; in seconds, so at any
 frame rate. A block is published after `confirm` searches in a row found it at the same place
 with the same height and colour: a hand passing over the table, or a brick on its way down, is
-not. (A frame that came while a search ran, with the block's picture unchanged since the searched
-frame, counts as the second look: a search of it would have read the same pixels.) A published
-block not found again is dropped after two searches that see the bare table where it stood (taken
-away), or after `forget` searches that see neither it nor the table there (a hand resting on it is
-not a removal until it has stayed that long).
+not. (A frame that came while a search ran, or the first one after it, with the block's picture
+unchanged since the searched frame, counts as the second look: a search of it would have read the
+same pixels.) A published block not found again is dropped after two searches that see the bare
+table where it stood (taken away), or after `forget` searches that see neither it nor the table
+there (a hand resting on it is not a removal until it has stayed that long).
 """
 
 from __future__ import annotations
