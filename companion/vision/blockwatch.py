@@ -6,11 +6,11 @@ dozen frames of marker tracking: so the stream is searched every `every_s` secon
 search while a new block waits to be confirmed or a known one seems gone; in seconds, so at any
 frame rate. A block is published after `confirm` searches in a row found it at the same place
 with the same height and colour: a hand passing over the table, or a brick on its way down, is
-not. (A frame that came while a search ran, or the first one after it, with the block's picture
-unchanged since the searched frame, counts as the second look: a search of it would have read the
-same pixels.) A published block not found again is dropped after two searches that see the bare
-table where it stood (taken away), or after `forget` searches that see neither it nor the table
-there (a hand resting on it is not a removal until it has stayed that long).
+not. (A frame that came while a search ran, with the block's picture unchanged since the searched
+frame, counts as the second look: a search of it would have read the same pixels.) A published
+block not found again is dropped after two searches that see the bare table where it stood (taken
+away), or after `forget` searches that see neither it nor the table there (a hand resting on it is
+not a removal until it has stayed that long).
 """
 
 from __future__ import annotations
@@ -77,7 +77,6 @@ class BlockWatch:
         self._running: Future | None = None
         self._buffers: list[np.ndarray | None] = [None, None]  # the frames searched, copied (`_copy`)
         self._turn = 0
-        self._searched: tuple[float, np.ndarray, object] | None = None  # (time, `_samples`, view) of the last search matched
         self._latest: tuple[float, np.ndarray] | None = None  # (time, `_samples`) of the last frame seen while a search ran
         if self._pool is not None:
             self._pool.submit(_worker_ready)  # the worker imports while the camera warms up
@@ -121,27 +120,11 @@ class BlockWatch:
 
     def look(self, image: np.ndarray, time_s: float) -> None:
         """Every frame: while a search runs its frames are kept in brief (the change map's samples),
-        so a block it finds whose picture stayed the same since is confirmed without another search;
-        a block still waiting when it was matched (no frame came meanwhile) is confirmed by the
-        first frame after, if that shows its picture unchanged. (In colour: the tracker's change map
-        has green alone, and a green brick lifted off a table of nearly its shade changed its green
-        by less than noise does.)"""
+        so a block it finds whose picture stayed the same since is confirmed without another search.
+        (In colour: the tracker's change map has green alone, and a green brick lifted off a table
+        of nearly its shade changed its green by less than noise does.)"""
         if self._running is not None and not self._running.done():
             self._latest = (time_s, _samples(image))
-            return
-        searched = self._searched
-        if searched is None or time_s <= searched[0] or not any(self._awaits_look(c) for c in self._candidates):
-            return
-        self._latest = (time_s, _samples(image))
-        with self._lock:
-            self._searched = None  # one frame's look: a picture that changed waits for the next search
-            waiting = [c for c in self._candidates if self._awaits_look(c)]
-            still = [c for c in waiting if self._still_since(searched[2], c.block, searched[0], searched[1])]
-            for c in still:
-                c.seen += 1
-                c.published_id, self._next_id = self._next_id, self._next_id + 1
-            if still:
-                self._publish()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -206,21 +189,13 @@ class BlockWatch:
                     c.bare = 0
                     if c.missed >= self.forget:
                         continue
-            if self._awaits_look(c) and self._still_since(view, c.block, time_s, samples):
+            if c.published_id is None and c.seen == self.confirm - 1 and self._still_since(view, c.block, time_s, samples):
                 c.seen += 1  # a later frame showed the same picture there: its second look
             if c.published_id is None and c.seen >= self.confirm:
                 c.published_id, self._next_id = self._next_id, self._next_id + 1
             kept.append(c)
         self._candidates = kept
-        self._searched = None if samples is None else (time_s, samples, view)
-        self._publish()
-
-    def _awaits_look(self, c: _Candidate) -> bool:
-        """A block found, not yet published, that one more look would confirm."""
-        return c.published_id is None and c.seen == self.confirm - 1
-
-    def _publish(self) -> None:
-        published = sorted((c for c in self._candidates if c.published_id is not None), key=lambda c: c.published_id)
+        published = sorted((c for c in kept if c.published_id is not None), key=lambda c: c.published_id)
         self._states = tuple(block_state(c.block, int(c.published_id)) for c in published)
 
     def _still_since(self, view, block: FoundBlock, time_s: float, samples: np.ndarray | None) -> bool:
