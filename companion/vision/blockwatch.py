@@ -21,6 +21,7 @@ import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from companion.state import BlockState, MiniState
 from companion.vision.blocks import BlockFinder, FoundBlock, block_state, same_colour_again, top_colour_matches
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.incremental import SMALL_X, SMALL_Y
+from companion.vision.tableview import TableView
 
 SAME_PLACE_MM = 6.0  # footprint centres closer than this are the same block
 SAME_HEIGHT_MM = 3.3  # heights within a plate are the same stack
@@ -157,6 +159,7 @@ class BlockWatch:
         self._last_search = time_s
         self.searches += 1
         view = self.finder.view(camera, pose)
+        still = self._still_test(time_s, samples)
         matched: set[int] = set()
         for block in found:
             same = next((i for i, c in enumerate(self._candidates) if i not in matched and _same(c.block, block)), None)
@@ -189,7 +192,7 @@ class BlockWatch:
                     c.bare = 0
                     if c.missed >= self.forget:
                         continue
-            if c.published_id is None and c.seen == self.confirm - 1 and self._still_since(view, c.block, time_s, samples):
+            if c.published_id is None and c.seen == self.confirm - 1 and still is not None and still(view, c.block):
                 c.seen += 1  # a later frame showed the same picture there: its second look
             if c.published_id is None and c.seen >= self.confirm:
                 c.published_id, self._next_id = self._next_id, self._next_id + 1
@@ -198,23 +201,31 @@ class BlockWatch:
         published = sorted((c for c in kept if c.published_id is not None), key=lambda c: c.published_id)
         self._states = tuple(block_state(c.block, int(c.published_id)) for c in published)
 
-    def _still_since(self, view, block: FoundBlock, time_s: float, samples: np.ndarray | None) -> bool:
-        """Whether a frame later than the searched one (taken at `time_s`, its change samples
-        `samples`) came while the search ran and shows the block's picture unchanged."""
+    def _still_test(self, time_s: float, samples: np.ndarray | None) -> Callable[[TableView, FoundBlock], bool] | None:
+        """Whether a block's picture stayed the same (a test of a view and a block), judged on a
+        frame later than the searched one (taken at `time_s`, its `_samples` `samples`) that came
+        while the search ran; None when no such frame came. The frame's noise is measured once,
+        at the first block asked about."""
         latest = self._latest
         if samples is None or latest is None or latest[0] <= time_s or latest[1].shape != samples.shape:
-            return False
-        outline = np.concatenate([view.to_pixels(block.footprint_mm),
-                                  view.to_pixels(view.cast(block.footprint_mm, block.height_mm))])
-        (x0, y0), (x1, y1) = outline.min(axis=0) - STILL_PAD_PX, outline.max(axis=0) + STILL_PAD_PX
-        rows = slice(max(int(y0) // SMALL_Y, 0), max(-int(-y1 // SMALL_Y), 0))
-        cols = slice(max(int(x0) // SMALL_X, 0), max(-int(-x1 // SMALL_X), 0))
-        then, now = samples[rows, cols], latest[1][rows, cols]
-        if then.size == 0:
-            return False
-        noise = float(np.percentile(_change(samples[::3, ::3], latest[1][::3, ::3]), STILL_NOISE_PERCENTILE))
-        changed = _change(then, now) > max(STILL_NOISE_TIMES * noise, STILL_FLOOR)
-        return int(np.count_nonzero(changed)) <= max(1, int(STILL_CHANGED_SHARE * changed.size))
+            return None
+        level: list[float] = []
+
+        def still(view: TableView, block: FoundBlock) -> bool:
+            outline = np.concatenate([view.to_pixels(block.footprint_mm),
+                                      view.to_pixels(view.cast(block.footprint_mm, block.height_mm))])
+            (x0, y0), (x1, y1) = outline.min(axis=0) - STILL_PAD_PX, outline.max(axis=0) + STILL_PAD_PX
+            rows = slice(max(int(y0) // SMALL_Y, 0), max(-int(-y1 // SMALL_Y), 0))
+            cols = slice(max(int(x0) // SMALL_X, 0), max(-int(-x1 // SMALL_X), 0))
+            then, now = samples[rows, cols], latest[1][rows, cols]
+            if then.size == 0:
+                return False
+            if not level:
+                noise = float(np.percentile(_change(samples[::3, ::3], latest[1][::3, ::3]), STILL_NOISE_PERCENTILE))
+                level.append(max(STILL_NOISE_TIMES * noise, STILL_FLOOR))
+            changed = _change(then, now) > level[0]
+            return int(np.count_nonzero(changed)) <= max(1, int(STILL_CHANGED_SHARE * changed.size))
+        return still
 
     def wait(self, timeout_s: float = 30.0) -> None:
         """Until the search under way (if any) is matched (tests and benches)."""
