@@ -153,7 +153,7 @@ class BlockFinder:
         # minis are (on a gray mat a shadow looks like a gray brick).
         if self.memory is not None:
             self.memory.start(coarse, COARSE_MM)
-        shadows = self._leave_out_shadows(coarse, table, clear, minis)
+        shadows = self._leave_out_shadows(coarse, table, clear, minis, view)
         if background is None and shadows.any():
             table = local_table(coarse, exclude=shadows)  # (a median beside broad shade is too dark)
         mask, level, unbanded = self._differs(closed, table, clear)
@@ -194,15 +194,20 @@ class BlockFinder:
         return _without_cast_shadows(self._lamplight, blocks, table)
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
-                           minis: tuple[MiniState, ...]) -> np.ndarray:
+                           minis: tuple[MiniState, ...], view: TableView) -> np.ndarray:
         """Zero in `clear` the minis' shadows (`lamps`), where the lamps are found from them; the
         shadows' mask (uint8, 1 in shadow)."""
         standing = [(m, tile_side_mm(spec.marker_mm), spec.base_mm) for m in minis
                     if (spec := self.setup.mini(m.id)) is not None and m.status == "seen"]
         centre = np.array([self.setup.table.width_mm, self.setup.table.depth_mm]) / 2
         again = None if self.memory is None else self.memory.lamps_again(coarse, minis)
-        self.lamps = list(again) if again is not None else find_lamps(
-            darkness(coarse, table), clear, [(m, side) for m, side, _ in standing], centre, COARSE_MM)
+        if again is None:
+            tiles_clear = np.ones_like(clear)  # (read past the tiles' squares: `mask_known`)
+            mask_known(tiles_clear, self.setup, minis, view, (0.0, 0.0), COARSE_MM, tiles=True)
+            self.lamps = find_lamps(darkness(coarse, table), tiles_clear, [(m, side) for m, side, _ in standing],
+                                    centre, COARSE_MM)
+        else:
+            self.lamps = list(again)
         if self.memory is not None:
             self.memory.lamps(tuple(self.lamps), coarse, minis, found=again is None)
         lit = np.ones_like(clear)
@@ -1170,10 +1175,16 @@ def tile_side_mm(marker_mm: float) -> float:
     return marker_mm * 8 / 6
 
 
+TILE_MARGIN_MM = 2.0  # a tile's square masked this far round it (its edge's blur, a pixel of the view)
+
+
 def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], view: TableView,
-               origin_mm: tuple[float, float], mm_per_px: float) -> None:
+               origin_mm: tuple[float, float], mm_per_px: float, tiles: bool = False) -> None:
     """Zero out minis and marked objects (base, body up to the marker, with their parallax) and
-    anchors in a top-down view whose pixel (0, 0) is centred at origin + half a pixel."""
+    anchors in a top-down view whose pixel (0, 0) is centred at origin + half a pixel. `tiles`: a
+    mini's top is its tile's square (TILE_MARGIN_MM round it), not a circle round its corners: the
+    lamps' search reads the shadows that fall just past a tile (a short one's far part lies
+    between the two)."""
     h_px, w_px = mask.shape[:2]
     lo = np.asarray(origin_mm, float)
     hi = lo + np.array([w_px, h_px]) * mm_per_px
@@ -1200,6 +1211,12 @@ def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], vie
             continue  # nowhere near this view
         r_top = int(round(r_top_mm / mm_per_px))
         cv2.circle(mask, px(base), int(round(r_mm / mm_per_px)), 0, -1)
+        if tiles:
+            side = tile_side_mm(spec.marker_mm if spec is not None else 25.0) + 2 * TILE_MARGIN_MM
+            square = view.cast(square_corners_mm(m.x_mm, m.y_mm, side, m.heading_deg)[:, :2], m.z_mm)
+            cv2.fillConvexPoly(mask, np.array([px(c) for c in square], np.int32), 0)
+            cv2.line(mask, px(base), px(top), 0, 2 * int(round(r_mm / mm_per_px)))
+            continue
         cv2.circle(mask, px(top), r_top, 0, -1)
         cv2.line(mask, px(base), px(top), 0, 2 * r_top)
     for a in setup.anchors:

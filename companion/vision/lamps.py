@@ -31,6 +31,7 @@ SLOPE_MAX = 1.25  # a lamp 38.7 degrees above the table
 SLOPE_STEP = 0.1
 LAMP_HEIGHTS_MM = (800.0, 1100.0, 1500.0, 2200.0, 3500.0, 1e5)  # the last: sunlight, a far window
 MIN_SHADOW_MM = 3.0  # a mini's shadow must fall this far past its own tile to tell anything
+EDGE_INSET_MM = 3.0  # a short shadow is read this far inside its far edge (`find_lamps`)
 DARK_SHADOW = 0.12  # a shadow sample darker than the table by this share of its light
 DARK_SHARE = 0.6  # share of the minis whose predicted shadows must be dark
 DARK_MEAN = 0.15  # ... and on average over them
@@ -113,20 +114,30 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
                                 for h in LAMP_HEIGHTS_MM])
         offset = (xy[None] - lamps[:, None, :2]) * (z[None, :, None] / np.maximum(lamps[:, None, 2:] - z[None, :, None], 1.0))
         centres = xy[None] + offset  # (H, N, 2)
-        usable = (np.linalg.norm(offset, axis=-1) > side[None] * 0.71 + MIN_SHADOW_MM) & (
-            _look(None, clear, centres, mm_per_px) > 0)
-        for slope, shadows in taken:  # another lamp shows shadows of its own, not one found's again
-            usable &= _from_segment(centres, xy, shadows) > side[None] * 0.8
-            usable[np.tile(np.linalg.norm(slopes - slope, axis=1) < LAMPS_APART, len(LAMP_HEIGHTS_MM))] = False
+        length = np.linalg.norm(offset, axis=-1)
+        along = offset / np.maximum(length[..., None], 1e-6)
+        across = np.stack([-along[..., 1], along[..., 0]], axis=-1)
+        third = 0.25 * side[None, :, None]
         # The tile's shadow is dark at its middle and a quarter of a side from it, along the shadow
         # and across (a lamp a little off puts one of those in the light), and just past it the
         # table is lit again (a lamp whose shadows fall short, on the bodies' shadows, sees
         # shade there too).
-        along = offset / np.maximum(np.linalg.norm(offset, axis=-1, keepdims=True), 1e-6)
-        across = np.stack([-along[..., 1], along[..., 0]], axis=-1)
-        third = 0.25 * side[None, :, None]
-        inside = np.min([_look(smooth, clear, centres + d, mm_per_px) for d in (0 * along, third * along,
-                                                                                third * across, -third * across)], axis=0)
+        middle = [centres, centres + third * along, centres + third * across, centres - third * across]
+        by_middle = (length > side[None] * 0.71 + MIN_SHADOW_MM) & (_look(None, clear, centres, mm_per_px) > 0)
+        # A lamp high above casts a tile's shadow not much longer than the tile: its middle lies
+        # under the mini. Its far part is read then, EDGE_INSET_MM inside its far edge (the tile's
+        # square reaches half a side along any direction), where that is in view.
+        edge = centres + along * (0.5 * side[None, :, None] - EDGE_INSET_MM)
+        far = [edge, edge + third * across, edge - third * across]
+        by_edge = ~by_middle & (length > MIN_SHADOW_MM) & np.all([_look(None, clear, q, mm_per_px) > 0 for q in far],
+                                                                  axis=0)
+        usable = by_middle | by_edge
+        read = np.where(by_edge[..., None], edge, centres)
+        for slope, shadows in taken:  # another lamp shows shadows of its own, not one found's again
+            usable &= _from_segment(read, xy, shadows) > side[None] * 0.8
+            usable[np.tile(np.linalg.norm(slopes - slope, axis=1) < LAMPS_APART, len(LAMP_HEIGHTS_MM))] = False
+        inside = np.where(by_edge, np.min([_look(smooth, clear, q, mm_per_px) for q in far], axis=0),
+                          np.min([_look(smooth, clear, q, mm_per_px) for q in middle], axis=0))
         beyond = centres + along * (side[None, :, None] * 0.71 + MIN_SHADOW_MM)
         sample = np.where(usable, inside - _look(smooth, clear, beyond, mm_per_px), 0.0)
         count = usable.sum(axis=1)
