@@ -12,7 +12,7 @@ import pytest
 from companion.bench.blockscore import BlockScore, Reported, plain_blocks, polygon_iou
 from companion.rules.geometry import point_in_polygon
 from companion.setup_file import setup_to_toml
-from companion.state import BLOCKS_NOT_SEEN, TableState
+from companion.state import BLOCKS_NOT_SEEN, MiniState, TableState
 from companion.synth.render import Renderer, linear_to_srgb as encode  # a webcam's sRGB curve, clipping at 1
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
 from companion.vision.blocks import (FINER_APART, STUD_HOLE_MM2, BlockFinder, _arms, _small_holes_filled, colour_parts,
@@ -1009,3 +1009,37 @@ def test_bench_bricks_a_top_test_had_dropped_are_found(seed, colour, at_mm, heig
     near = [b for b in blocks if polygon_iou(b.footprint_mm, truth.footprints[0]) > 0.6]
     assert [b.color for b in near] == [colour], [(b.footprint_mm.mean(axis=0), b.height_mm, b.color) for b in blocks]
     assert abs(near[0].height_mm - height_mm) <= 4.8, near[0].height_mm
+
+
+def test_the_lamps_search_masks_a_minis_tile_as_its_square_the_blocks_as_a_circle_round_it():
+    """`mask_known(tiles=True)` (the lamps' search) leaves the table just past a tile's side in
+    view, where a high lamp's short shadow of it falls; the blocks' mask keeps the circle round the
+    tile's corners (a mini's parts there are no block). Both mask the tile and the base."""
+    from companion.synth.sequences import bench_table
+    from companion.vision.blocks import COARSE_MM, mask_known, tile_side_mm
+    from companion.vision.tableview import window_size
+    scene = bench_table(0, n_bricks=0)
+    setup, view = scene.setup(), TableView(scene.camera, scene.pose)
+    mini = next(m for m in scene.minis if setup.mini(m.id) is not None)
+    state = MiniState(id=mini.id, x_mm=mini.x_mm, y_mm=mini.y_mm, z_mm=mini.z_mm, heading_deg=mini.heading_deg)
+    half = tile_side_mm(setup.mini(mini.id).marker_mm) / 2
+    heading = np.radians(mini.heading_deg)
+    w_px, h_px = window_size(setup.table.width_mm, setup.table.depth_mm, COARSE_MM)
+    masks = {}
+    for tiles in (False, True):
+        masks[tiles] = np.ones((h_px, w_px), np.uint8)
+        mask_known(masks[tiles], setup, (state,), view, (0.0, 0.0), COARSE_MM, tiles=tiles)
+
+    def at(mask: np.ndarray, point_mm: np.ndarray) -> int:
+        top = view.cast(point_mm[None], state.z_mm)[0]  # the tile's plane as the view sees it
+        return int(mask[int(top[1] / COARSE_MM), int(top[0] / COARSE_MM)])
+
+    centre = np.array([state.x_mm, state.y_mm])
+    top = view.cast(centre[None], state.z_mm)[0]
+    past = [centre + (half + 6.0) * np.array([np.cos(a), np.sin(a)]) for a in heading + np.radians([0, 90, 180, 270])]
+    # (those on the far side from the base: towards it the base's band up to the tile is masked too)
+    past = [p for p in past if np.dot(view.cast(p[None], state.z_mm)[0] - top, top - centre) >= 0]
+    assert len(past) >= 2
+    assert at(masks[True], centre) == 0 and at(masks[False], centre) == 0
+    assert all(at(masks[True], p) == 1 for p in past)
+    assert all(at(masks[False], p) == 0 for p in past)
