@@ -79,6 +79,7 @@ SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (lo
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
 SHADOW_OVER_BLACK = 2.0  # `_black_bricks_shadow`: a shadow beside black plastic has this many times its light
 BLACK_BESIDE_LEAST = 0.3  # ... over this share of the least brick's top
+HUED_TABLE = 0.6  # `_hue_of` a table whose shade `shaded` tells from black plastic beside it (felt, wood: 1.2-1.3)
 PENUMBRA_DARKEST = 0.95  # `_with_penumbra`: the soft edge of a shade, joined to it, up to this share of the light
 PENUMBRA_LEAVES = 0.75  # ... and it leaves this share of what the shade alone leaves of a candidate
 SHADE_FLOOR_SHARE = 0.5  # `_top_may_be_shade`: a top below this share of the deepest shade's light is no shade
@@ -253,15 +254,33 @@ class BlockFinder:
         # shade from black plastic (`shaded`), it is left out of the outline, and the profiles read
         # the table there (a shadow beyond a near wall would widen the wall: a taller brick).
         smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
-        shade = _broad_shade(shaded(smooth, table_fine, white, SHADE_TINT), fine, table_fine, blob, SHADE_MOST)
-        found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
-                              white_table)
+        tinted = shaded(smooth, table_fine, white, SHADE_TINT)
+        shade = _broad_shade(tinted, fine, table_fine, blob, SHADE_MOST)
         table = np.median((table_fine[blob > 0] if blob.any() else table_fine).reshape(-1, 3), axis=0)
-        # A top that is the table in shade, where its hue tells shade from black plastic (`shaded`),
-        # is no block: a candidate mostly in shade (a hand's soft shadow) is fitted whole as a black
-        # brick would be, and a brick's shadow may be split off it as a part of the table's colour.
-        found = [b for b in found if not _no_shadow_of_its_own(self._lamplight, b)
-                 and not table_in_shade(b.top_bgr, table, white)]
+
+        def fits(shade: np.ndarray) -> list[FoundBlock]:
+            found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
+                                  white_table)
+            # A top that is the table in shade, where its hue tells shade from black plastic
+            # (`shaded`), is no block: a candidate mostly in shade (a hand's soft shadow) is fitted
+            # whole as a black brick would be, and a brick's shadow may be split off it as a part
+            # of the table's colour.
+            return [b for b in found if not _no_shadow_of_its_own(self._lamplight, b)
+                    and not table_in_shade(b.top_bgr, table, white)]
+
+        found = fits(shade)
+        if not shade.any():
+            # Shade beside something dark is kept (`_broad_shade`: a black brick's own pixels may
+            # pass for shade), unless the dark is black plastic with a fraction of the shade's
+            # light: a black brick beside its shadow, fitted whole, was one black plate as wide as
+            # both. (Only then, and the brick within that plate: a tall brick's walls in shade
+            # beside its shadow pass the test too, and a red tower so became a plate. And on a
+            # table of a clear hue: on gray tiles with a little warmth a gray brick's wall in deep
+            # shade and its shadow were a black block, and the wall apart a black brick.)
+            black_shadow = _black_bricks_shadow(fine, blob, tinted) if _hue_of(table, white) >= HUED_TABLE else None
+            if (black_shadow is not None and black_shadow.any() and found and all(b.color == "black" for b in found)
+                    and (apart := fits(black_shadow)) and all(_within_one_of(b, found) for b in apart)):
+                return apart
         if found or shade.any():
             return found
         # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
@@ -1560,6 +1579,19 @@ def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, sha
     if not lit.any():
         return True
     return bool(np.all(_linear(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * _linear(np.median(table_fine[lit], axis=0))))
+
+
+def _hue_of(table_bgr: np.ndarray, paper_rgb: np.ndarray) -> float:
+    """How far a table's colour is from gray under the paper's white balance (its tint's length,
+    log light; as `shaded` weighs it): green felt and wood 1.2-1.3, gray tiles 0.3."""
+    albedo = _table_light(table_bgr) / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3)
+    return float(np.linalg.norm(_tint(np.maximum(albedo, 1e-3))))
+
+
+def _within_one_of(block: FoundBlock, others: list[FoundBlock]) -> bool:
+    """Whether a block's footprint centre lies within one of the others' footprints."""
+    centre = tuple(float(v) for v in block.footprint_mm.mean(axis=0))
+    return any(cv2.pointPolygonTest(o.footprint_mm.astype(np.float32), centre, False) >= 0 for o in others)
 
 
 def _black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> np.ndarray | None:
