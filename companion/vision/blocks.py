@@ -1011,9 +1011,7 @@ def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, t
     table's own tint a shade may be at all (a pixel may be a coloured brick's wall too)."""
     under = _table_light(table_bgr)
     ratio = _light_ratio(seen_bgr, under)
-    table_albedo = under / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3) * float(
-        srgb_to_linear(PAPER_ALBEDO))
-    brick = 1.0 / np.maximum(table_albedo, 1e-3)
+    brick = 1.0 / np.maximum(_table_albedo(under, paper_rgb), 1e-3)
     ratio_tint = _tint(ratio)
     own = np.linalg.norm(ratio_tint, axis=-1)
     return ((ratio.max(axis=-1) <= SHADE_DARKEST) & (own <= tint_max)
@@ -1581,11 +1579,16 @@ def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, sha
     return bool(np.all(_linear(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * _linear(np.median(table_fine[lit], axis=0))))
 
 
+def _table_albedo(table_light: np.ndarray, paper_rgb: np.ndarray) -> np.ndarray:
+    """The table's albedo per channel (RGB), its light (`_table_light`) against the paper's."""
+    return table_light / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3) * float(
+        srgb_to_linear(PAPER_ALBEDO))
+
+
 def _hue_of(table_bgr: np.ndarray, paper_rgb: np.ndarray) -> float:
     """How far a table's colour is from gray under the paper's white balance (its tint's length,
     log light; as `shaded` weighs it): green felt and wood 1.2-1.3, gray tiles 0.3."""
-    albedo = _table_light(table_bgr) / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3)
-    return float(np.linalg.norm(_tint(np.maximum(albedo, 1e-3))))
+    return float(np.linalg.norm(_tint(np.maximum(_table_albedo(_table_light(table_bgr), paper_rgb), 1e-3))))
 
 
 def _within_one_of(block: FoundBlock, others: list[FoundBlock]) -> bool:
