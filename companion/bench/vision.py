@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 
 from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, Reported, format_wrong, timed_plain
+from companion.bench.lampscore import LampScore, format_lamps, true_lamps
 from companion.setup_file import MiniSpec, Setup
 from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
@@ -137,6 +138,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
     # The pipeline's blocks again, split by whether the frame clips the anchors' paper (colours are
     # named against it: gray and white cannot be told apart where it is clipped).
     by_paper = {True: BlockScore("paper clipped"), False: BlockScore("paper not clipped")}
+    lamps = LampScore()
     for k in range(scenes):
         scene = bench_scene(renderer, seed * 100003 + k, level, n_hands=hands, **layout)
         image = camera_of_scene.render(scene)
@@ -154,9 +156,11 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
                 block_ms = None
                 if analysis.registration.pose is not None:
                     start = time.perf_counter()
-                    found = BlockFinder(setup).find(image, camera, analysis.registration.pose,
-                                                    state.minis + state.objects)
+                    finder = BlockFinder(setup)
+                    found = finder.find(image, camera, analysis.registration.pose, state.minis + state.objects)
                     block_ms = (time.perf_counter() - start) * 1000
+                    lamps.add(true_lamps(renderer, scene), [lamp.position_mm for lamp in finder.lamps],
+                              np.array([setup.table.width_mm, setup.table.depth_mm]) / 2)
                     blocks = [Reported(b.footprint_mm, b.height_mm, b.color) for b in found]
                     plain, plain_ms = timed_plain(image, setup, camera, analysis.registration.pose)
                     block_scores[1].add(scene, plain, plain_ms)
@@ -176,7 +180,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
             **{k.removeprefix("n_"): v for k, v in layout.items()}, "resolution": "1920x1080",
             "threads": cv2.getNumThreads(), "minis": scores[0].expected, "methods": [s.summary() for s in scores],
             "blocks": block_scores[0].expected, "block_methods": [s.summary() for s in block_scores],
-            "paper_clipped_frames": by_paper[True].frames,
+            "lamps": lamps.summary(), "paper_clipped_frames": by_paper[True].frames,
             "blocks_by_paper": {("clipped" if k else "not_clipped"): _split_summary(v) for k, v in by_paper.items()}}
 
 
@@ -248,6 +252,8 @@ def format_table(result: dict, details: bool = False) -> str:
         else:
             lines.append(f"the anchors' paper at the camera's ceiling (the frame warns) in "
                          f"{'all' if clipped['frames'] else 'none'} of the {frames} frames")
+    if "lamps" in result:
+        lines.append(format_lamps(result["lamps"]))
     if details:
         lines.extend(format_wrong(pipeline["wrong"], f"blocks not reported right ({pipeline['method']}; a height "
                                   "more than half a brick off or another colour), and false blocks:"))
