@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.synth.pbr import random_look
+from companion.synth.pbr import scene_look
 from companion.synth.scene import Scene
 
 MAIN_SHARE = 0.2  # a lamp with this share of the lamps' light or more casts shadows that tell heights
@@ -17,14 +17,17 @@ SLOPE_CLOSE = 0.12  # a lamp found this near a true one's slope (mm of shadow pe
 def true_lamps(renderer: str, scene: Scene) -> list[tuple[np.ndarray, float]]:
     """The lamps that cast the scene's shadows: each one's slope at the table's centre (mm of shadow
     a mm of height, away from it) and its share of the lamps' light. The path tracer's room has one
-    area lamp above the camera (`pbr.random_look`); the ray-caster's, distant lamps (`Lighting`)."""
+    area lamp above the camera (`pbr.scene_look`); the ray-caster's, distant lamps (`Lighting`)."""
     if renderer == "pbr":
-        centre = np.array([scene.table.width_mm, scene.table.depth_mm]) / 2
-        lamp = np.array(random_look(scene.texture_seed, scene.pose.camera_centre_mm).lamp_mm)
-        return [((centre - lamp[:2]) / lamp[2], 1.0)]
+        lamp = np.array(scene_look(scene).lamp_mm)
+        return [((table_centre_mm(scene) - lamp[:2]) / lamp[2], 1.0)]
     if scene.lighting is None:
         return []
     return [(-np.array(lamp.towards[:2]) / lamp.towards[2], lamp.share) for lamp in scene.lighting.lamps]
+
+
+def table_centre_mm(scene: Scene) -> np.ndarray:
+    return np.array([scene.table.width_mm, scene.table.depth_mm]) / 2
 
 
 @dataclass
@@ -33,8 +36,10 @@ class LampScore:
     found: int = 0  # ... found within SLOPE_CLOSE of their slope
     wrong: int = 0  # lamps found that are no true lamp
 
-    def add(self, truth: list[tuple[np.ndarray, float]], found_mm: list[tuple[float, float, float]],
-            centre_mm: np.ndarray) -> None:
+    def add(self, renderer: str, scene: Scene, found_mm: list[tuple[float, float, float]]) -> None:
+        """A scene's lamps found (their places in the table frame) against its own (`true_lamps`)."""
+        truth = true_lamps(renderer, scene)
+        centre_mm = table_centre_mm(scene)
         slopes = [(centre_mm - np.array(p[:2])) / p[2] for p in found_mm]
         matched: set[int] = set()
         for slope, share in sorted(truth, key=lambda t: -t[1]):

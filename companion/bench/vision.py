@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from companion.bench.blockscore import BLOCK_TARGETS, HAND_TARGETS, BlockScore, Reported, format_wrong, timed_plain
-from companion.bench.lampscore import LampScore, format_lamps, true_lamps
+from companion.bench.lampscore import LampScore, format_lamps
 from companion.setup_file import MiniSpec, Setup
 from companion.synth.scene import Scene
 from companion.synth.worlds import Camera, bench_scene
@@ -159,8 +159,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
                     finder = BlockFinder(setup)
                     found = finder.find(image, camera, analysis.registration.pose, state.minis + state.objects)
                     block_ms = (time.perf_counter() - start) * 1000
-                    lamps.add(true_lamps(renderer, scene), [lamp.position_mm for lamp in finder.lamps],
-                              np.array([setup.table.width_mm, setup.table.depth_mm]) / 2)
+                    lamps.add(renderer, scene, [lamp.position_mm for lamp in finder.lamps])
                     blocks = [Reported(b.footprint_mm, b.height_mm, b.color) for b in found]
                     plain, plain_ms = timed_plain(image, setup, camera, analysis.registration.pose)
                     block_scores[1].add(scene, plain, plain_ms)

@@ -415,7 +415,13 @@ def develop(linear_rgb: np.ndarray, look: Look, seed: int = 0) -> np.ndarray:
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
+def scene_look(scene: Scene) -> Look:
+    """The room and webcam a scene is rendered in: drawn from its texture seed, the lamp above
+    its camera (the renders, their cache and the benches' truth all take this one)."""
+    return random_look(scene.texture_seed, scene.pose.camera_centre_mm)
+
+
 def render(scene: Scene, look: Look | None = None, samples: int | None = None) -> np.ndarray:
     """The frame a webcam would give of this scene (BGR uint8)."""
-    look = look or random_look(scene.texture_seed, scene.pose.camera_centre_mm)
+    look = look or scene_look(scene)
     return develop(render_linear(scene, look, samples, seed=scene.noise_seed), look, seed=scene.noise_seed)

@@ -50,7 +50,7 @@ class Camera:
 
         # The linear render is cached, the webcam's processing done each time: it is cheap, and
         # changing it needs no new render.
-        look = pbr.random_look(scene.texture_seed, scene.pose.camera_centre_mm)
+        look = pbr.scene_look(scene)
         path = cache_dir() / f"{self._key(scene, look)}.npy"
         linear = None
         if self.cache and path.exists():

@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 
 from companion.bench.lampscore import LampScore, true_lamps
-from companion.synth.pbr import random_look
+from companion.synth.pbr import scene_look
 from companion.synth.scene import Lamp, Lighting
 from companion.synth.sequences import bench_table
 
@@ -17,10 +17,17 @@ def _at(slope: tuple[float, float], height_mm: float = 1e5) -> tuple[float, floa
     return (*(CENTRE - np.array(slope) * height_mm), height_mm)
 
 
+def _lamp(slope: tuple[float, float], share: float) -> Lamp:
+    """A distant lamp whose shadows run `slope` mm a mm of height."""
+    towards = np.array([-slope[0], -slope[1], 1.0])
+    return Lamp(tuple(towards / np.linalg.norm(towards)), share, 2.0)
+
+
 def test_a_lamp_found_near_a_true_ones_slope_is_it_each_once_and_the_rest_are_wrong():
-    truth = [(np.array([0.4, -0.2]), 0.7), (np.array([-0.5, 0.1]), 0.25), (np.array([0.0, 0.9]), 0.05)]
+    lamps = (_lamp((0.4, -0.2), 0.7), _lamp((-0.5, 0.1), 0.25), _lamp((0.0, 0.9), 0.05))
+    scene = replace(bench_table(0, n_bricks=0), lighting=Lighting(lamps, 0.3))
     score = LampScore()
-    score.add(truth, [_at((0.45, -0.25)), _at((0.44, -0.2), 2000.0), _at((0.0, 0.9))], CENTRE)
+    score.add("raycast", scene, [_at((0.45, -0.25)), _at((0.44, -0.2), 2000.0), _at((0.0, 0.9))])
     # the main lamp found (twice: the second is none), the second main one missed, the faint one found
     assert score.summary() == {"main_lamps": 2, "found": 1, "wrong": 1}
 
@@ -32,5 +39,5 @@ def test_the_true_lamps_are_the_ray_casters_distant_lamps_and_the_path_tracers_a
     assert np.allclose(slope, (-0.3 / 0.954, 0.0)) and share == 0.8
     assert true_lamps("plain", replace(scene, lighting=None)) == []
     (slope, share), = true_lamps("pbr", scene)
-    lamp = np.array(random_look(scene.texture_seed, scene.pose.camera_centre_mm).lamp_mm)
+    lamp = np.array(scene_look(scene).lamp_mm)
     assert np.allclose(np.array(slope) * lamp[2], CENTRE - lamp[:2]) and share == 1.0
