@@ -258,9 +258,13 @@ class BlockFinder:
         shade = _broad_shade(tinted, fine, table_fine, blob, SHADE_MOST)
         table = np.median((table_fine[blob > 0] if blob.any() else table_fine).reshape(-1, 3), axis=0)
 
+        def cut(shade: np.ndarray) -> list[FoundBlock]:
+            """The cut-out's fits with `shade` left out of it (`_fit_cut`)."""
+            return self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
+                                 white_table)
+
         def fits(shade: np.ndarray) -> list[FoundBlock]:
-            found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
-                                  white_table)
+            found = cut(shade)
             # A top that is the table in shade, where its hue tells shade from black plastic
             # (`shaded`), is no block: a candidate mostly in shade (a hand's soft shadow) is fitted
             # whole as a black brick would be, and a brick's shadow may be split off it as a part
@@ -293,8 +297,7 @@ class BlockFinder:
         maybe = _with_penumbra(smooth, table_fine, blob)
 
         def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
-            found = self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
-                                  white_table)
+            found = cut(shade)
             # What stands there must be lit: a top that may itself be shade is what was left of one.
             return [b for b in found if not _top_may_be_shade(self._lamplight, b.top_bgr, table)
                     and not _no_shadow_of_its_own(self._lamplight, b)]
