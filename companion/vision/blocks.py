@@ -43,8 +43,8 @@ from companion.state import BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect,
                                        fit_box, snap_side, top_face)
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, clipped_top, light_ratio, name_colour, naming_wall,
-                                     srgb_to_linear, walls_may_name)
+from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, calibrating_shade, clipped_top,
+                                     frame_top_shade, light_ratio, naming_wall, srgb_to_linear, walls_may_name)
 from companion.vision.exposure import PAPER_RING_MODULES
 from companion.vision.fitmemory import FitMemory
 from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
@@ -109,6 +109,7 @@ class FoundBlock:
     studs: tuple[int, int] | None  # (long, short) when both sides snapped to brick sizes
     fit: BoxFit
     top_bgr: np.ndarray  # the top face's colour in the frame it was found in
+    reading: TopReading | None = None  # what its colour was named from (a wall's arms: its longest's)
 
     @property
     def confidence(self) -> float:
@@ -192,7 +193,7 @@ class BlockFinder:
             if self.memory is not None:
                 self.memory.keep((x, y, w, h), coarse, table, minis, fitted)
             blocks += fitted
-        return _without_cast_shadows(self._lamplight, blocks, table)
+        return _named_in_frames_light(_without_cast_shadows(self._lamplight, blocks, table), self.palette)
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
                            minis: tuple[MiniState, ...], view: TableView) -> np.ndarray:
@@ -773,12 +774,12 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     seen = _top_seen(c, fit)
     if seen is None:
         return None
-    top_bgr, colour, colour_conf = seen
+    top_bgr, colour, colour_conf, reading = seen
     return FoundBlock(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
-                 top_bgr)
+                      top_bgr, reading)
 
 
-def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.ndarray, str, float] | None:
+def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.ndarray, str, float, TopReading] | None:
     """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
     not one colour."""
     points = _top_points(fit.top, inset_mm)
@@ -806,7 +807,7 @@ def _fine_pixels(points_mm: np.ndarray, origin_mm: tuple[float, float]) -> np.nd
 
 
 def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0,
-           hue_samples: np.ndarray | None = None) -> tuple[np.ndarray, str, float] | None:
+           hue_samples: np.ndarray | None = None) -> tuple[np.ndarray, str, float, TopReading] | None:
     """`_top_seen` from colours (N, 3) BGR sampled on the top face; `outlined`: the share of them
     where the frame differs from the table (`_differing_share`); `hue_samples`: those its hue
     is judged on, when not the same."""
@@ -851,10 +852,28 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.
     top_rgb = top_bgr[::-1] / 255.0
     if wall is None and walls_may_name(top_rgb, white):  # (a skin-toned top's walls were read above)
         wall = _wall_colour(c, fit)
-    light_here = light_ratio(table_level, white_table)
-    colour, colour_conf = name_colour(top_rgb, white, light_here, c.palette,
-                                      naming_wall(top_rgb, None if wall is None else wall[::-1] / 255.0, white))
-    return top_bgr, colour, colour_conf
+    reading = TopReading(top_rgb, white, light_ratio(table_level, white_table),
+                         naming_wall(top_rgb, None if wall is None else wall[::-1] / 255.0, white))
+    colour, colour_conf = reading.name(c.palette)
+    return top_bgr, colour, colour_conf, reading
+
+
+def _named_in_frames_light(blocks: list[FoundBlock], palette: dict[str, tuple[float, float, float]]
+                           ) -> list[FoundBlock]:
+    """The blocks named again under the light their tops named by a hue measured
+    (`colours.frame_top_shade`): one frame's tops are lit alike."""
+    shades = [s for b in blocks if b.reading is not None
+              and (s := calibrating_shade(b.reading, b.color, b.colour_confidence, palette)) is not None]
+    top_shade = frame_top_shade(shades)
+    if top_shade is None:
+        return blocks
+    named: list[FoundBlock] = []
+    for block in blocks:
+        if block.reading is not None:
+            colour, confidence = block.reading.name(palette, top_shade)
+            block = replace(block, color=colour, colour_confidence=confidence)
+        named.append(block)
+    return named
 
 
 def _wall_colour(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
@@ -912,7 +931,7 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         joint = replace(longest.fit, height_mm=min(cost, key=cost.get), height_cost={h: v - least for h, v in cost.items()})
         blocks.append(FoundBlock(union_outline([p.footprint for p in same]), joint.height_mm, colour, iou,
                             joint.height_confidence, min(p.colour_confidence for p in same),
-                            None, longest.fit, longest.top_bgr))
+                            None, longest.fit, longest.top_bgr, longest.reading))
     return blocks
 
 
@@ -925,6 +944,7 @@ class _Arm:
     top_bgr: np.ndarray
     colour: str
     colour_confidence: float
+    reading: TopReading
 
 
 def _fit_box(c: _Candidate, start: TableRect, start_is_top: bool, adjoining: tuple[TableRect, ...] = (),
@@ -1140,11 +1160,11 @@ def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
                   height_cost=cost)
 
 
-def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, float]) -> FoundBlock:
-    """A brick `touching` placed, with its top's colour (`BlockFinder._named`), as a block."""
-    top_bgr, colour, colour_conf = named
+def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, float, TopReading]) -> FoundBlock:
+    """A brick `touching` placed, with its top's colour (`_named`), as a block."""
+    top_bgr, colour, colour_conf, reading = named
     return FoundBlock(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
-                 colour_conf, _snapped(placed.footprint)[1], fit, top_bgr)
+                      colour_conf, _snapped(placed.footprint)[1], fit, top_bgr, reading)
 
 
 def skin_toned(bgr: np.ndarray) -> np.ndarray:

@@ -4,12 +4,15 @@ A camera's numbers mix the brick's albedo with the light falling on it, through 
 The anchors' white paper margin is the reference: in light (the curve undone), a colour divided
 by the paper's (and by how much brighter or darker the table is here than at the anchors) is an
 albedo relative to paper, comparable with a palette, except for what a glossy top adds of the
-lamp's own white, which the model allows for (`name_colour`).
+lamp's own white, which the model allows for (`name_colour`). A paper the camera clipped is only a
+floor; the tops a frame names surely by their hue tell how brightly its tops are lit, clipped or
+not (`frame_top_shade`), and every top is named again under that light, none much darker.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +43,13 @@ WALL_SHADE = (0.05, 1.6)
 # metering a dark table to mid grey put the path-traced paper at 1.1-2.9 times the ceiling).
 PAPER_HEADROOM = 3.0
 CLIPPED = 0.98  # a display value this high is the camera's ceiling, not the colour
+# The tops one frame shows are lit alike against its paper: none much darker than those whose hue
+# names them surely (`frame_top_shade`). On the ray-cast tables a named top's shade lay within
+# 0.73-1.27 of the others' median, path traced 0.43-2.0 (glossy tops, soft light); a black top's
+# sheen, taken for a gray top, lay at 0.1-0.2 (its paper clipped, so TOP_SHADE could not tell).
+FRAME_TOP_SHADE_LEAST = 0.4
+CALIBRATING_CONFIDENCE = 0.8  # a top's name this sure may set the frame's shade
+CALIBRATING_HUE = 0.5  # a palette colour this far from gray (`hue_of` of its albedo) names a top by its hue
 WALL_HUE_LEAST = 0.25  # a wall's `hue_of` from which it names the hue (see `name_colour`)
 
 
@@ -66,8 +76,7 @@ def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     least squares; channels the camera clipped count only where the fit falls short of them.
     `light`: how much more light falls here than on the anchors, in linear light (`light_ratio`)."""
     face = np.asarray(rgb, float)
-    observed = (srgb_to_linear(face) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
-                * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(light), 1e-3))
+    observed = observed_albedo(face, paper_rgb, light)
     clipped = face >= CLIPPED
     scale = float(np.linalg.norm(observed)) + 0.05
     names = list(palette)
@@ -137,7 +146,7 @@ def naming_wall(top_rgb: np.ndarray, wall_rgb: np.ndarray | None, paper_rgb: np.
 
 def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
                 palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
-                wall_rgb: np.ndarray | None = None) -> tuple[str, float]:
+                wall_rgb: np.ndarray | None = None, top_shade: float | None = None) -> tuple[str, float]:
     """The palette name of a top face's colour, and a 0-1 confidence, from display values (RGB
     0-1) of the top and of the anchors' paper, and how much more light falls on the table here
     than at the anchors (`light`, `light_ratio`): the least `colour_costs`. With `wall_rgb` (a wall's colour, for a
@@ -145,10 +154,16 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     the brick is bright; a wall of a hue (`WALL_HUE_LEAST`) says which, and the top's white is
     then the lamp's (free); a wall of none leaves white or gray to the top's lightness and to how
     light the wall is. A paper the camera clipped is a floor, not a level: the faces may then be
-    lit up to PAPER_HEADROOM times brighter than it reads (a clipped gray top had to be white)."""
+    lit up to PAPER_HEADROOM times brighter than it reads (a clipped gray top had to be white).
+    `top_shade`: the frame's tops' shade (`frame_top_shade`): this top is lit at least
+    FRAME_TOP_SHADE_LEAST of it (the tops named by their hue measured the light a clipped paper
+    hides: a black top's sheen is no dim gray top)."""
     hued = wall_rgb is not None and hue_of(wall_rgb, paper_rgb) >= WALL_HUE_LEAST
     room = PAPER_HEADROOM if clipped_top(paper_rgb) else 1.0
-    costs = colour_costs(top_rgb, paper_rgb, light, palette, (TOP_SHADE[0], TOP_SHADE[1] * room),
+    least = TOP_SHADE[0]
+    if top_shade is not None and not clipped_top(top_rgb):  # (a glared top's brightness is the lamp's)
+        least = max(least, FRAME_TOP_SHADE_LEAST * top_shade)
+    costs = colour_costs(top_rgb, paper_rgb, light, palette, (least, max(TOP_SHADE[1] * room, least)),
                          highlight_cost=0.0 if hued else HIGHLIGHT_COST)
     if wall_rgb is not None:
         wall = colour_costs(wall_rgb, paper_rgb, light, palette, (WALL_SHADE[0], WALL_SHADE[1] * room))
@@ -157,6 +172,49 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     best, second = scored[0][0], scored[1][0] if len(scored) > 1 else math.inf
     confidence = 1.0 if not math.isfinite(second) else float(np.clip(2 * (second - best) / max(second, 1e-6), 0, 1))
     return scored[0][1], confidence
+
+
+def observed_albedo(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0) -> np.ndarray:
+    """A face's colour (display values, RGB 0-1) as linear albedo relative to the paper's, under
+    the local light (`light_ratio`): the palette's albedo in some shade, plus any highlight."""
+    return (srgb_to_linear(np.asarray(rgb, float)) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
+            * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(light), 1e-3))
+
+
+@dataclass(frozen=True)
+class TopReading:
+    """What a top's colour is named from (display values, RGB 0-1): kept, so that once the frame's
+    light is known from all its tops (`frame_top_shade`) each is named again in it."""
+
+    top_rgb: np.ndarray
+    paper_rgb: np.ndarray  # the anchors' paper
+    light: float  # how much more light falls here than at the anchors (`light_ratio`)
+    wall_rgb: np.ndarray | None  # the wall weighed with the top (`naming_wall`), if any
+
+    def name(self, palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
+             top_shade: float | None = None) -> tuple[str, float]:
+        return name_colour(self.top_rgb, self.paper_rgb, self.light, palette, self.wall_rgb, top_shade)
+
+
+def calibrating_shade(reading: TopReading, name: str, confidence: float,
+                      palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE) -> float | None:
+    """The shade of a top named `name` (its observed albedo over the palette's, least squares)
+    when it may set the frame's (`frame_top_shade`): named surely by a hue (a gray, white or black
+    top's shade is what is in doubt), no channel at the camera's ceiling; else None."""
+    top = np.asarray(reading.top_rgb, float)
+    if name not in palette or confidence < CALIBRATING_CONFIDENCE or bool((top >= CLIPPED).any()):
+        return None
+    if hue_of(np.asarray(palette[name], float), np.ones(3)) < CALIBRATING_HUE:
+        return None
+    albedo = srgb_to_linear(np.array(palette[name], float))
+    observed = observed_albedo(top, reading.paper_rgb, reading.light)
+    return float(albedo @ observed / max(float(albedo @ albedo), 1e-9))
+
+
+def frame_top_shade(shades: list[float]) -> float | None:
+    """The frame's tops' shade against its paper (`name_colour`'s `top_shade`): the median of its
+    calibrating tops' (`calibrating_shade`), None without one."""
+    return float(np.median(shades)) if shades else None
 
 
 def classify_colour(relative_rgb: np.ndarray, palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE

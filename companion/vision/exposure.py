@@ -2,9 +2,10 @@
 
 Block colours are named against that paper (`colours`). A paper the camera clips reads at the
 ceiling however much light falls on it, so everything looks lighter against it than it is (a gray
-brick's top as white), and a bright top the lens spreads past its edges reads taller. Nothing
-in the frame can give back what the clip took; the players can (a lower exposure, less light),
-so the frame says so.
+brick's top as white), and a bright top the lens spreads past its edges reads taller. The frame
+gives back only some of what the clip took (the tops of a clear hue measure the light:
+`colours.frame_top_shade`); the players can give it all (a lower exposure, less light), so the
+frame says so.
 """
 
 from __future__ import annotations

@@ -424,6 +424,34 @@ def test_a_colour_is_named_through_a_tone_curve_a_lamp_highlight_and_clipping(na
             assert name_colour(top, encode(paper * light))[0] == name, (exposure, highlight)
 
 
+def test_a_black_tops_sheen_under_a_clipped_paper_is_no_gray_top_once_the_frames_hued_tops_give_the_light():
+    """An auto-exposure for a dark table clips the paper (here 2.5 times the ceiling): a black
+    top's sheen then reads like a dim gray top against it. A green top beside it, named by its
+    hue, measures the light the paper no longer tells, and no top of the frame is that dim."""
+    from companion.vision.colours import TopReading, calibrating_shade, frame_top_shade, srgb_to_linear
+    warm = np.array([1.0, 0.86, 0.66])
+    exposure = 2.5
+
+    def reading(name: str, shade: float = 1.0, sheen: float = 0.0) -> TopReading:
+        albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
+        return TopReading(encode((albedo * shade + sheen) * exposure * warm),
+                          encode(float(srgb_to_linear(PAPER_ALBEDO)) * exposure * warm), 1.0, None)
+
+    green = reading("green")
+    assert green.name()[0] == "green"
+    top_shade = frame_top_shade([calibrating_shade(green, "green", green.name()[1])])
+    assert top_shade is not None
+    for sheen in (0.06, 0.08):
+        black = reading("black", sheen=sheen)
+        assert black.name()[0] == "gray" and black.name(top_shade=top_shade)[0] == "black", sheen
+    assert reading("gray", shade=0.6).name(top_shade=top_shade)[0] == "gray"
+    for name in ("red", "blue", "orange", "green"):
+        assert reading(name).name(top_shade=top_shade)[0] == name
+    # A gray, white or black top measures nothing: its shade is what is in doubt.
+    assert calibrating_shade(reading("gray"), "gray", 1.0) is None
+    assert calibrating_shade(reading("yellow", shade=1.5), "yellow", 1.0) is None  # its red at the ceiling
+
+
 @pytest.mark.parametrize("name", [n for n in LEGO_RGB if n != "black"])  # a black top is never blown to white
 def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
     """A glossy top under a lamp clips to white in every channel; its walls, turned from the lamp,
