@@ -286,31 +286,38 @@ class BlockFinder:
             if (black_shadow is not None and black_shadow.any() and found and all(b.color == "black" for b in found)
                     and (apart := fits(black_shadow)) and all(_within_one_of(b, found) for b in apart)):
                 return apart
-        if found or shade.any():
+        if shade.any() or (found and not all(_top_may_be_shade(self._lamplight, b.top_bgr, table) for b in found)):
             return found
         # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
-        # out; when no fit stood, what could be the table in shade is left out and the rest tried
-        # again (a lit brick with its lamps' shadows), unless what stands beside it is dark too;
-        # not where its own walls may show (between its lit top and the camera's foot: a white
-        # brick's walls in shade look like the mat in shade too). What may be a black brick beside
-        # its shadow is tried first with the shadow left out there too (a black brick's walls are
-        # black, not the mat in shade).
+        # out; when no fit stood, or only fits whose tops may be the mat in shade (a low dark box
+        # over a tall white brick's long shadow and the brick beside it), what could be the table
+        # in shade is left out and the rest tried again (a lit brick with its lamps' shadows),
+        # unless what stands beside it is dark too; not where its own walls may show (between its
+        # lit top and the camera's foot: a white brick's walls in shade look like the mat in shade
+        # too). What may be a black brick beside its shadow is tried first with the shadow left out
+        # there too (a black brick's walls are black, not the mat in shade). Against a fit that
+        # stood, what is left is taken only where its boxes explain their outline better (a black
+        # brick's walls, taken for shade and cut off, leave a plate that explains its outline no
+        # better than the brick did the whole).
         maybe = _with_penumbra(smooth, table_fine, blob)
 
         def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
-            found = cut(shade)
+            lit = cut(shade)
             # What stands there must be lit: a top that may itself be shade is what was left of one.
-            return [b for b in found if not _top_may_be_shade(self._lamplight, b.top_bgr, table)
-                    and not _no_shadow_of_its_own(self._lamplight, b)]
+            lit = [b for b in lit if not _top_may_be_shade(self._lamplight, b.top_bgr, table)
+                   and not _no_shadow_of_its_own(self._lamplight, b)]
+            if lit and found and min(b.silhouette_fit for b in lit) <= max(b.silhouette_fit for b in found):
+                return []
+            return lit
 
         black_shadow = _black_bricks_shadow(fine, blob, maybe)
-        if black_shadow is not None and black_shadow.any() and (found := lit_fits(black_shadow)):
-            return found
+        if black_shadow is not None and black_shadow.any() and (lit := lit_fits(black_shadow)):
+            return lit
         shade = _broad_shade(maybe, fine, table_fine, blob, 1.0)
         if not shade.any():
-            return []
+            return found
         shade &= 1 - _towards_foot((blob > 0) & (shade == 0), (x0, y0), view, HEIGHTS_MM[-1])
-        return lit_fits(shade)
+        return lit_fits(shade) or found
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
