@@ -6,8 +6,9 @@ dozen frames of marker tracking: so the stream is searched every `every_s` secon
 search while a new block waits to be confirmed or a known one seems gone; in seconds, so at any
 frame rate. A block is published after `confirm` searches in a row found it at the same place
 with the same height and colour: a hand passing over the table, or a brick on its way down, is
-not. (A frame that came while a search ran, with the block's picture unchanged since the searched
-frame, counts as the second look: a search of it would have read the same pixels.) A published
+not. (A later frame with the block's picture unchanged since the searched frame counts as the
+second look: a search of it would have read the same pixels. One that came while the search ran,
+or else the next one.) A published
 block not found again is dropped after two searches that see the bare table where it stood (taken
 away), or after `forget` searches that see neither it nor the table there (a hand resting on it is
 not a removal until it has stayed that long).
@@ -23,6 +24,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
+import cv2
 import numpy as np
 
 from companion.state import BlockState, MiniState
@@ -80,6 +82,9 @@ class BlockWatch:
         self._buffers: list[np.ndarray | None] = [None, None]  # the frames searched, copied (`_copy`)
         self._turn = 0
         self._latest: tuple[float, np.ndarray] | None = None  # (time, `_samples`) of the last frame seen while a search ran
+        # The last search's frame (time, `_samples`) and view while a block it found awaits its
+        # second look from the next frame (`look`).
+        self._searched: tuple[float, np.ndarray, TableView] | None = None
         if self._pool is not None:
             self._pool.submit(_worker_ready)  # the worker imports while the camera warms up
             # Matching runs here, on the pool's thread, beside the camera's frames: numpy's first
@@ -122,11 +127,28 @@ class BlockWatch:
 
     def look(self, image: np.ndarray, time_s: float) -> None:
         """Every frame: while a search runs its frames are kept in brief (the change map's samples),
-        so a block it finds whose picture stayed the same since is confirmed without another search.
-        (In colour: the tracker's change map has green alone, and a green brick lifted off a table
-        of nearly its shade changed its green by less than noise does.)"""
+        so a block it finds whose picture stayed the same since is confirmed without another search;
+        after a search during which no frame came, the next frame is that look. (In colour: the
+        tracker's change map has green alone, and a green brick lifted off a table of nearly its
+        shade changed its green by less than noise does.)"""
         if self._running is not None and not self._running.done():
             self._latest = (time_s, _samples(image))
+            return
+        searched = self._searched
+        if searched is None or time_s <= searched[0]:
+            return
+        now = _samples(image)
+        with self._lock:
+            if self._searched is not searched:
+                return  # (matched again meanwhile)
+            self._searched = None  # one look a search
+            still = _still_test((searched[0], searched[1]), (time_s, now))
+            if still is None:
+                return
+            for c in self._candidates:
+                if self._looked_at(c) and still(searched[2], c.block):
+                    c.seen += 1
+            self._publish()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -141,7 +163,8 @@ class BlockWatch:
             return True
         if any(c.published_id is None or c.bare for c in self._candidates):
             # A second look decides (a new block confirmed, a gone one dropped): the next frame
-            # after the last search is matched, whatever the frame rate.
+            # after the last search is matched, whatever the frame rate (when `look` at it did
+            # not confirm the new block already).
             return time_s > self._last_search
         return time_s - self._last_search >= (self.recheck_s if changed else self.every_s)
 
@@ -151,7 +174,7 @@ class BlockWatch:
         began = time.perf_counter()
         found = self.finder.find(image, camera, pose, minis)
         with self._lock:
-            self._match(image, camera, pose, found, time_s)
+            self._match(image, camera, pose, found, time_s, _samples(image))
             self.searches_s.append(time.perf_counter() - began)
 
     def _match(self, image: np.ndarray, camera: CameraModel, pose: TablePose, found: list[FoundBlock], time_s: float,
@@ -159,7 +182,7 @@ class BlockWatch:
         self._last_search = time_s
         self.searches += 1
         view = self.finder.view(camera, pose)
-        still = self._still_test(time_s, samples)
+        still = None if samples is None else _still_test((time_s, samples), self._latest)
         matched: set[int] = set()
         for block in found:
             same = next((i for i, c in enumerate(self._candidates) if i not in matched and _same(c.block, block)), None)
@@ -192,40 +215,28 @@ class BlockWatch:
                     c.bare = 0
                     if c.missed >= self.forget:
                         continue
-            if c.published_id is None and c.seen == self.confirm - 1 and still is not None and still(view, c.block):
-                c.seen += 1  # a later frame showed the same picture there: its second look
-            if c.published_id is None and c.seen >= self.confirm:
-                c.published_id, self._next_id = self._next_id, self._next_id + 1
+            if self._looked_at(c) and still is not None and still(view, c.block):
+                c.seen += 1  # a frame that came meanwhile showed the same picture there: its second look
             kept.append(c)
         self._candidates = kept
-        published = sorted((c for c in kept if c.published_id is not None), key=lambda c: c.published_id)
+        self._publish()
+        self._searched = (time_s, samples, view) if samples is not None and any(map(self._looked_at, kept)) else None
+
+    def _looked_at(self, c: _Candidate) -> bool:
+        """Whether a block found awaits its last look before it is published, and a later frame's
+        picture may be that look: not where a block is published already (a known block fitted
+        anew, taller, while a mini passed beside it, stood at the same pixels but not in a second
+        search; a brick put on top of one is rarely fitted right at once either)."""
+        return (c.published_id is None and c.seen == self.confirm - 1
+                and not any(o.published_id is not None and _overlap(o.block, c.block) for o in self._candidates))
+
+    def _publish(self) -> None:
+        """The blocks found often enough published (`states`), each keeping its number."""
+        for c in self._candidates:
+            if c.published_id is None and c.seen >= self.confirm:
+                c.published_id, self._next_id = self._next_id, self._next_id + 1
+        published = sorted((c for c in self._candidates if c.published_id is not None), key=lambda c: c.published_id)
         self._states = tuple(block_state(c.block, int(c.published_id)) for c in published)
-
-    def _still_test(self, time_s: float, samples: np.ndarray | None) -> Callable[[TableView, FoundBlock], bool] | None:
-        """Whether a block's picture stayed the same (a test of a view and a block), judged on a
-        frame later than the searched one (taken at `time_s`, its `_samples` `samples`) that came
-        while the search ran; None when no such frame came. The frame's noise is measured once,
-        at the first block asked about."""
-        latest = self._latest
-        if samples is None or latest is None or latest[0] <= time_s or latest[1].shape != samples.shape:
-            return None
-        level: list[float] = []
-
-        def still(view: TableView, block: FoundBlock) -> bool:
-            outline = np.concatenate([view.to_pixels(block.footprint_mm),
-                                      view.to_pixels(view.cast(block.footprint_mm, block.height_mm))])
-            (x0, y0), (x1, y1) = outline.min(axis=0) - STILL_PAD_PX, outline.max(axis=0) + STILL_PAD_PX
-            rows = slice(max(int(y0) // SMALL_Y, 0), max(-int(-y1 // SMALL_Y), 0))
-            cols = slice(max(int(x0) // SMALL_X, 0), max(-int(-x1 // SMALL_X), 0))
-            then, now = samples[rows, cols], latest[1][rows, cols]
-            if then.size == 0:
-                return False
-            if not level:
-                noise = float(np.percentile(_change(samples[::3, ::3], latest[1][::3, ::3]), STILL_NOISE_PERCENTILE))
-                level.append(max(STILL_NOISE_TIMES * noise, STILL_FLOOR))
-            changed = _change(then, now) > level[0]
-            return int(np.count_nonzero(changed)) <= max(1, int(STILL_CHANGED_SHARE * changed.size))
-        return still
 
     def wait(self, timeout_s: float = 30.0) -> None:
         """Until the search under way (if any) is matched (tests and benches)."""
@@ -242,8 +253,9 @@ class BlockWatch:
     @property
     def seen(self) -> bool:
         """Whether `states` tells what stands on the table: a block is published once `confirm`
-        searches found it, so before that many searches an empty answer means nothing yet."""
-        return self.searches >= self.confirm
+        looks found it, so before that many searches an empty answer means nothing yet (a block
+        published tells it already)."""
+        return self.searches >= self.confirm or bool(self._states)
 
 
 def _samples(image: np.ndarray) -> np.ndarray:
@@ -255,6 +267,34 @@ def _samples(image: np.ndarray) -> np.ndarray:
     flat = rows.reshape(rows.shape[0], -1)
     step = SMALL_X * image.shape[2]
     return np.stack([flat[:, c::step] for c in range(image.shape[2])], axis=-1)
+
+
+def _still_test(searched: tuple[float, np.ndarray], later: tuple[float, np.ndarray] | None
+                ) -> Callable[[TableView, FoundBlock], bool] | None:
+    """Whether a block's picture stayed the same (a test of a view and a block) from the searched
+    frame to a later one, each (time, `_samples`); None when there is no later frame. The frames'
+    noise is measured once, at the first block asked about."""
+    (then_s, then_samples) = searched
+    if later is None or later[0] <= then_s or later[1].shape != then_samples.shape:
+        return None
+    now_samples = later[1]
+    level: list[float] = []
+
+    def still(view: TableView, block: FoundBlock) -> bool:
+        outline = np.concatenate([view.to_pixels(block.footprint_mm),
+                                  view.to_pixels(view.cast(block.footprint_mm, block.height_mm))])
+        (x0, y0), (x1, y1) = outline.min(axis=0) - STILL_PAD_PX, outline.max(axis=0) + STILL_PAD_PX
+        rows = slice(max(int(y0) // SMALL_Y, 0), max(-int(-y1 // SMALL_Y), 0))
+        cols = slice(max(int(x0) // SMALL_X, 0), max(-int(-x1 // SMALL_X), 0))
+        then, now = then_samples[rows, cols], now_samples[rows, cols]
+        if then.size == 0:
+            return False
+        if not level:
+            noise = float(np.percentile(_change(then_samples[::3, ::3], now_samples[::3, ::3]), STILL_NOISE_PERCENTILE))
+            level.append(max(STILL_NOISE_TIMES * noise, STILL_FLOOR))
+        changed = _change(then, now) > level[0]
+        return int(np.count_nonzero(changed)) <= max(1, int(STILL_CHANGED_SHARE * changed.size))
+    return still
 
 
 def _change(then: np.ndarray, now: np.ndarray) -> np.ndarray:
@@ -285,6 +325,13 @@ def _shows_table(image: np.ndarray, view, c: _Candidate) -> bool:
     inner = centre + (c.block.footprint_mm - centre) * 0.6
     points = np.concatenate([inner, [centre], (inner + np.roll(inner, -1, axis=0)) / 2])
     return same_colour_again(np.median(view.sample(image, points), axis=0), c.table_bgr)
+
+
+def _overlap(a: FoundBlock, b: FoundBlock) -> bool:
+    """Whether either block's footprint centre lies within the other's footprint."""
+    def within(point: np.ndarray, footprint: np.ndarray) -> bool:
+        return cv2.pointPolygonTest(footprint.astype(np.float32), (float(point[0]), float(point[1])), False) >= 0
+    return within(a.footprint_mm.mean(axis=0), b.footprint_mm) or within(b.footprint_mm.mean(axis=0), a.footprint_mm)
 
 
 def _same_place(a: FoundBlock, b: FoundBlock) -> bool:

@@ -314,6 +314,36 @@ def test_frames_that_came_while_a_search_ran_are_its_second_look_where_the_block
     assert published_after_one_search(None) == []
 
 
+def test_the_next_frame_after_a_search_is_its_second_look_where_the_block_did_not_change():
+    """A search that ends before the next frame comes had its second look from a second search of
+    that frame: at 5 frames/s a brick was published 0.6-0.8 s after it was put down. The next
+    frame with the block's picture unchanged is that look (a search of it would read the same
+    pixels); one where it changed is not, and then the next frame is searched."""
+    from companion.vision.blockwatch import BlockWatch
+
+    scene, _, with_brick, renderer = _one_brick("green")
+    other_noise = renderer.render(replace(scene, noise_seed=7))
+    without = renderer.render(replace(scene, bricks=()))
+    locator = Locator(scene.setup(), blocks=False)
+    analysis = locator.analyse(with_brick)
+    camera, _ = locator.camera(with_brick.shape[1], with_brick.shape[0])
+    pose, minis = analysis.registration.pose, analysis.state.minis
+    watch = BlockWatch(BlockFinder(scene.setup(), remember=True))
+    watch.update(with_brick, camera, pose, minis, 1.0)
+    watch.look(other_noise, 1.0)  # the searched frame itself is no later look
+    assert watch.states() == () and not watch.seen
+    watch.look(other_noise, 1.2)
+    assert [b.color for b in watch.states()] == ["green"] and watch.seen and watch.searches == 1
+    assert not watch.due(1.4)  # confirmed: no second search
+
+    watch = BlockWatch(BlockFinder(scene.setup(), remember=True))
+    watch.update(with_brick, camera, pose, minis, 1.0)
+    watch.look(without, 1.2)  # lifted again
+    assert watch.states() == () and watch.due(1.2)
+    watch.look(with_brick, 1.4)  # one look a search: the next decides by a search again
+    assert watch.states() == ()
+
+
 @pytest.mark.slow
 def test_a_hand_resting_on_a_block_does_not_remove_it_at_once():
     scene, brick, with_brick, renderer = _one_brick("blue")
