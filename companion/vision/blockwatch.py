@@ -7,11 +7,11 @@ search while a new block waits to be confirmed or a known one seems gone; in sec
 frame rate. A block is published after `confirm` searches in a row found it at the same place
 with the same height and colour: a hand passing over the table, or a brick on its way down, is
 not. (A later frame with the block's picture unchanged since the searched frame counts as the
-second look: a search of it would have read the same pixels. One that came while the search ran,
-or else the next one.) A published
-block not found again is dropped after two searches that see the bare table where it stood (taken
-away), or after `forget` searches that see neither it nor the table there (a hand resting on it is
-not a removal until it has stayed that long).
+second look, one that came while the search ran or else the next one: a search of it would have
+read the same pixels; not over a published block.) A published block not found again is dropped
+after two searches that see the bare table where it stood (taken away), or after `forget`
+searches that see neither it nor the table there (a hand resting on it is not a removal until it
+has stayed that long).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ class BlockWatch:
             if still is None:
                 return
             for c in self._candidates:
-                if self._looked_at(c) and still(searched[2], c.block):
+                if self._awaits_a_look(c) and still(searched[2], c.block):
                     c.seen += 1
             self._publish()
 
@@ -215,14 +215,14 @@ class BlockWatch:
                     c.bare = 0
                     if c.missed >= self.forget:
                         continue
-            if self._looked_at(c) and still is not None and still(view, c.block):
+            if self._awaits_a_look(c) and still is not None and still(view, c.block):
                 c.seen += 1  # a frame that came meanwhile showed the same picture there: its second look
             kept.append(c)
         self._candidates = kept
         self._publish()
-        self._searched = (time_s, samples, view) if samples is not None and any(map(self._looked_at, kept)) else None
+        self._searched = (time_s, samples, view) if samples is not None and any(map(self._awaits_a_look, kept)) else None
 
-    def _looked_at(self, c: _Candidate) -> bool:
+    def _awaits_a_look(self, c: _Candidate) -> bool:
         """Whether a block found awaits its last look before it is published, and a later frame's
         picture may be that look: not where a block is published already (a known block fitted
         anew, taller, while a mini passed beside it, stood at the same pixels but not in a second
@@ -274,7 +274,7 @@ def _still_test(searched: tuple[float, np.ndarray], later: tuple[float, np.ndarr
     """Whether a block's picture stayed the same (a test of a view and a block) from the searched
     frame to a later one, each (time, `_samples`); None when there is no later frame. The frames'
     noise is measured once, at the first block asked about."""
-    (then_s, then_samples) = searched
+    then_s, then_samples = searched
     if later is None or later[0] <= then_s or later[1].shape != then_samples.shape:
         return None
     now_samples = later[1]

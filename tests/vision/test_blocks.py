@@ -280,6 +280,18 @@ def test_a_new_block_gets_its_second_look_on_the_next_frame():
     assert not watch.due(last + watch.every_s - 0.1)
 
 
+def _green_brick_frames():
+    """A green brick's scene and frame, the same frame with another noise draw, the bare table, and
+    what a search of them needs (camera, pose, minis)."""
+    scene, _, with_brick, renderer = _one_brick("green")
+    other_noise = renderer.render(replace(scene, noise_seed=7))
+    without = renderer.render(replace(scene, bricks=()))
+    locator = Locator(scene.setup(), blocks=False)
+    analysis = locator.analyse(with_brick)
+    camera, _ = locator.camera(with_brick.shape[1], with_brick.shape[0])
+    return scene, with_brick, other_noise, without, (camera, analysis.registration.pose, analysis.state.minis)
+
+
 @pytest.mark.slow
 def test_frames_that_came_while_a_search_ran_are_its_second_look_where_the_block_did_not_change():
     """Searched in their own process, a search takes 0.1-0.3 s and the second look waited for a
@@ -289,13 +301,7 @@ def test_frames_that_came_while_a_search_ran_are_its_second_look_where_the_block
     no frame came."""
     from companion.vision.blockwatch import BlockWatch
 
-    scene, _, with_brick, renderer = _one_brick("green")
-    other_noise = renderer.render(replace(scene, noise_seed=7))
-    without = renderer.render(replace(scene, bricks=()))
-    locator = Locator(scene.setup(), blocks=False)
-    analysis = locator.analyse(with_brick)
-    camera, _ = locator.camera(with_brick.shape[1], with_brick.shape[0])
-    pose, minis = analysis.registration.pose, analysis.state.minis
+    scene, with_brick, other_noise, without, (camera, pose, minis) = _green_brick_frames()
 
     def published_after_one_search(later: np.ndarray | None) -> list[str]:
         watch = BlockWatch(BlockFinder(scene.setup(), remember=True), background=True)
@@ -321,13 +327,7 @@ def test_the_next_frame_after_a_search_is_its_second_look_where_the_block_did_no
     pixels); one where it changed is not, and then the next frame is searched."""
     from companion.vision.blockwatch import BlockWatch
 
-    scene, _, with_brick, renderer = _one_brick("green")
-    other_noise = renderer.render(replace(scene, noise_seed=7))
-    without = renderer.render(replace(scene, bricks=()))
-    locator = Locator(scene.setup(), blocks=False)
-    analysis = locator.analyse(with_brick)
-    camera, _ = locator.camera(with_brick.shape[1], with_brick.shape[0])
-    pose, minis = analysis.registration.pose, analysis.state.minis
+    scene, with_brick, other_noise, without, (camera, pose, minis) = _green_brick_frames()
     watch = BlockWatch(BlockFinder(scene.setup(), remember=True))
     watch.update(with_brick, camera, pose, minis, 1.0)
     watch.look(other_noise, 1.0)  # the searched frame itself is no later look
