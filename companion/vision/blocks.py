@@ -43,8 +43,9 @@ from companion.state import BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect,
                                        fit_box, snap_side, top_face)
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, calibrating_shade, clipped_top,
-                                     frame_top_shade, light_ratio, naming_wall, srgb_to_linear, walls_may_name)
+from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, albedo_of_light, calibrating_shade,
+                                     clipped_top, frame_top_shade, light_ratio, naming_wall, srgb_to_linear,
+                                     walls_may_name)
 from companion.vision.exposure import PAPER_RING_MODULES
 from companion.vision.fitmemory import FitMemory
 from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
@@ -284,7 +285,7 @@ class BlockFinder:
             # shade and its shadow were a black block, and the wall apart a black brick.)
             black_shadow = _black_bricks_shadow(fine, blob, tinted) if _hue_of(table, white) >= HUED_TABLE else None
             if (black_shadow is not None and black_shadow.any() and found and all(b.color == "black" for b in found)
-                    and (apart := fits(black_shadow)) and all(_within_one_of(b, found) for b in apart)):
+                    and (apart := fits(black_shadow)) and all(within_one_of(b, found) for b in apart)):
                 return apart
         if shade.any() or (found and not all(_top_may_be_shade(self._lamplight, b.top_bgr, table) for b in found)):
             return found
@@ -1047,7 +1048,7 @@ def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, t
     table's own tint a shade may be at all (a pixel may be a coloured brick's wall too)."""
     under = _table_light(table_bgr)
     ratio = _light_ratio(seen_bgr, under)
-    brick = 1.0 / np.maximum(_table_albedo(under, paper_rgb), 1e-3)
+    brick = 1.0 / np.maximum(albedo_of_light(under, paper_rgb), 1e-3)
     ratio_tint = _tint(ratio)
     own = np.linalg.norm(ratio_tint, axis=-1)
     return ((ratio.max(axis=-1) <= SHADE_DARKEST) & (own <= tint_max)
@@ -1615,19 +1616,13 @@ def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, sha
     return bool(np.all(_linear(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * _linear(np.median(table_fine[lit], axis=0))))
 
 
-def _table_albedo(table_light: np.ndarray, paper_rgb: np.ndarray) -> np.ndarray:
-    """The table's albedo per channel (RGB), its light (`_table_light`) against the paper's."""
-    return table_light / np.maximum(srgb_to_linear(np.asarray(paper_rgb, np.float32)), 1e-3) * float(
-        srgb_to_linear(PAPER_ALBEDO))
-
-
 def _hue_of(table_bgr: np.ndarray, paper_rgb: np.ndarray) -> float:
     """How far a table's colour is from gray under the paper's white balance (its tint's length,
     log light; as `shaded` weighs it): green felt and wood 1.2-1.3, gray tiles 0.3."""
-    return float(np.linalg.norm(_tint(np.maximum(_table_albedo(_table_light(table_bgr), paper_rgb), 1e-3))))
+    return float(np.linalg.norm(_tint(np.maximum(albedo_of_light(_table_light(table_bgr), paper_rgb), 1e-3))))
 
 
-def _within_one_of(block: FoundBlock, others: list[FoundBlock]) -> bool:
+def within_one_of(block: FoundBlock, others: list[FoundBlock]) -> bool:
     """Whether a block's footprint centre lies within one of the others' footprints."""
     centre = tuple(float(v) for v in block.footprint_mm.mean(axis=0))
     return any(cv2.pointPolygonTest(o.footprint_mm.astype(np.float32), centre, False) >= 0 for o in others)

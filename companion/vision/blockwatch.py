@@ -24,11 +24,11 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
-import cv2
 import numpy as np
 
 from companion.state import BlockState, MiniState
-from companion.vision.blocks import BlockFinder, FoundBlock, block_state, same_colour_again, top_colour_matches
+from companion.vision.blocks import (BlockFinder, FoundBlock, block_state, same_colour_again, top_colour_matches,
+                                     within_one_of)
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.incremental import SMALL_X, SMALL_Y
 from companion.vision.tableview import TableView
@@ -228,7 +228,7 @@ class BlockWatch:
         anew, taller, while a mini passed beside it, stood at the same pixels but not in a second
         search; a brick put on top of one is rarely fitted right at once either)."""
         return (c.published_id is None and c.seen == self.confirm - 1
-                and not any(o.published_id is not None and _overlap(o.block, c.block) for o in self._candidates))
+                and not any(o.published_id is not None and (within_one_of(o.block, [c.block]) or within_one_of(c.block, [o.block])) for o in self._candidates))
 
     def _publish(self) -> None:
         """The blocks found often enough published (`states`), each keeping its number."""
@@ -325,13 +325,6 @@ def _shows_table(image: np.ndarray, view, c: _Candidate) -> bool:
     inner = centre + (c.block.footprint_mm - centre) * 0.6
     points = np.concatenate([inner, [centre], (inner + np.roll(inner, -1, axis=0)) / 2])
     return same_colour_again(np.median(view.sample(image, points), axis=0), c.table_bgr)
-
-
-def _overlap(a: FoundBlock, b: FoundBlock) -> bool:
-    """Whether either block's footprint centre lies within the other's footprint."""
-    def within(point: np.ndarray, footprint: np.ndarray) -> bool:
-        return cv2.pointPolygonTest(footprint.astype(np.float32), (float(point[0]), float(point[1])), False) >= 0
-    return within(a.footprint_mm.mean(axis=0), b.footprint_mm) or within(b.footprint_mm.mean(axis=0), a.footprint_mm)
 
 
 def _same_place(a: FoundBlock, b: FoundBlock) -> bool:

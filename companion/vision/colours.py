@@ -174,11 +174,16 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     return scored[0][1], confidence
 
 
+def albedo_of_light(light_rgb: np.ndarray, paper_rgb: np.ndarray) -> np.ndarray:
+    """Linear light (RGB, ...) as albedo, against the anchors' paper (display values, RGB 0-1)
+    taken as PAPER_ALBEDO."""
+    return light_rgb / np.maximum(srgb_to_linear(paper_rgb), 1e-3) * float(srgb_to_linear(PAPER_ALBEDO))
+
+
 def observed_albedo(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0) -> np.ndarray:
     """A face's colour (display values, RGB 0-1) as linear albedo relative to the paper's, under
     the local light (`light_ratio`): the palette's albedo in some shade, plus any highlight."""
-    return (srgb_to_linear(np.asarray(rgb, float)) / np.maximum(srgb_to_linear(paper_rgb), 1e-3)
-            * float(srgb_to_linear(PAPER_ALBEDO)) / max(float(light), 1e-3))
+    return albedo_of_light(srgb_to_linear(np.asarray(rgb, float)), paper_rgb) / max(float(light), 1e-3)
 
 
 @dataclass(frozen=True)
