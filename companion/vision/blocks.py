@@ -88,6 +88,12 @@ SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick 
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
 CLIPPED_SIDE_SIGMA_MM = 1.0  # a clipped top's sides, as a height cue (`_fit_box`)
+# A candidate that differs from the table only this much of the level (`_faint_candidates`).
+FAINT_SHARE = 0.6
+# Of the ring around a faint candidate, at most this share is its colour (within half the level,
+# two of the mat's median differences): a brick is set apart from the mat on every side, a patch of
+# the mat's own pattern runs on into more of it.
+FAINT_RING_ALIKE = 0.2
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
@@ -159,28 +165,30 @@ class BlockFinder:
         shadows = self._leave_out_shadows(coarse, table, clear, minis, view)
         if background is None and shadows.any():
             table = local_table(coarse, exclude=shadows)  # (a median beside broad shade is too dark)
-        mask, level, unbanded = self._differs(closed, table, clear)
+        mask, level, unbanded, diff = self._differs(closed, table, clear)
         if background is None:
             # Twice where things crowd: the second table estimate leaves out what the first found
             # (white walls all around a castle's yard would make its felt look darker than the
             # table). A median over a window things cover less of needs no second look.
             if crowded(mask):
                 table = local_table(coarse, exclude=mask)
-                mask, level, unbanded = self._differs(closed, table, clear)
+                mask, level, unbanded, diff = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
         self._lamplight = Lamplight(tuple(self.lamps), darkness(coarse, table), clear) if self.lamps else None
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
         beside_known = cv2.dilate(1 - clear, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0
-        blocks: list[FoundBlock] = []
+        candidates: list[tuple[tuple[int, int, int, int], np.ndarray, float]] = []
         for label in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[label])
             if area * COARSE_MM ** 2 < 0.6 * MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM * 1.5:
                 continue
-            if from_beside[label]:
-                continue
-            region = labels[y:y + h, x:x + w] == label
+            if not from_beside[label]:
+                candidates.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, level))
+        candidates += _faint_candidates(closed, diff, level, mask, clear)
+        blocks: list[FoundBlock] = []
+        for (x, y, w, h), region, its_level in candidates:
             if not _compact(region):
                 continue
             if beside_known[y:y + h, x:x + w][region].any() and _only_shade(
@@ -190,7 +198,7 @@ class BlockFinder:
             if recalled is not None:
                 blocks += recalled
                 continue
-            fitted = self._fit(image, view, sample, minis, table, (x, y, w, h), region, level, white, white_table)
+            fitted = self._fit(image, view, sample, minis, table, (x, y, w, h), region, its_level, white, white_table)
             if self.memory is not None:
                 self.memory.keep((x, y, w, h), coarse, table, minis, fitted)
             blocks += fitted
@@ -218,10 +226,11 @@ class BlockFinder:
         clear &= lit
         return 1 - lit
 
-    def _differs(self, closed: np.ndarray, table: np.ndarray, clear: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    def _differs(self, closed: np.ndarray, table: np.ndarray, clear: np.ndarray
+                 ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
         """What differs from the table (a mask at COARSE_MM) where nothing known stands (`clear`,
-        `mask_known`'s), the colour distance that counts, and the mask before the table's edge band
-        is cleared."""
+        `mask_known`'s), the colour distance that counts, the mask before the table's edge band
+        is cleared, and the colour distance from the table."""
         diff = colour_distance(closed, table, blur_px=1.0)
         level = max(LEVEL_FLOOR, 4.0 * float(np.median(diff[::4, ::4])))
         mask = (diff > level).astype(np.uint8) & clear
@@ -229,7 +238,7 @@ class BlockFinder:
         unbanded = mask.copy()
         edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
         mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
-        return mask, level, unbanded
+        return mask, level, unbanded, diff
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
@@ -1499,6 +1508,41 @@ def _edges_facing(camera_mm: np.ndarray, table: TableSpec) -> tuple[bool, bool, 
     edge facing the camera rises from beside the table (a box, a shelf), not from on it."""
     x, y = float(camera_mm[0]), float(camera_mm[1])
     return x < 0.0, x > table.width_mm, y < 0.0, y > table.depth_mm
+
+
+def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: np.ndarray, clear: np.ndarray
+                      ) -> list[tuple[tuple[int, int, int, int], np.ndarray, float]]:
+    """Candidates (box, region, their level) that differ from the table by FAINT_SHARE of the
+    level and, in a few pixels, by the level itself, apart from `mask`'s: a black brick whose top
+    carries the lamp's sheen on a textured gray mat differs from it barely more than the mat's own
+    pattern (a mat's level is 4 of its median differences), in too few pixels for the opening to
+    keep. Each must be a brick's size at least and set apart from the ring 2-6 mm around it
+    (FAINT_RING_ALIKE): where the local table blurs two colours of a mat's pattern together, a
+    patch of one differs from it as faintly, and runs on into its own colour."""
+    low = FAINT_SHARE * level
+    strong = (diff > level) & (clear > 0)
+    faint = cv2.morphologyEx(((diff > low) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
+    faint[:edge], faint[-edge:], faint[:, :edge], faint[:, -edge:] = 0, 0, 0, 0
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=8)
+    # (one that touches a candidate already is that candidate's blurred rim, or its shadow)
+    seeded = (np.bincount(labels[strong], minlength=count) > 0) & ~(np.bincount(labels[mask > 0], minlength=count) > 0)
+    found: list[tuple[tuple[int, int, int, int], np.ndarray, float]] = []
+    for label in np.flatnonzero(seeded[1:]) + 1:
+        x, y, w, h, area = (int(v) for v in stats[label])
+        if area * COARSE_MM ** 2 < MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM:
+            continue
+        r = 3  # px: the ring's outer edge, 6 mm
+        x0, y0, x1, y1 = max(x - r, 0), max(y - r, 0), min(x + w + r, diff.shape[1]), min(y + h + r, diff.shape[0])
+        inside = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
+        ring = (cv2.dilate(inside, np.ones((2 * r + 1,) * 2, np.uint8)) > 0) & (cv2.dilate(inside, np.ones((3, 3), np.uint8)) == 0)
+        ring &= clear[y0:y1, x0:x1] > 0
+        crop = closed[y0:y1, x0:x1].astype(np.float32)
+        colour = np.median(crop[inside > 0], axis=0)
+        if not ring.any() or np.mean(np.linalg.norm(crop[ring] - colour, axis=1) < level / 2) > FAINT_RING_ALIKE:
+            continue
+        found.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, low))
+    return found
 
 
 def _rising_from_beside(mask: np.ndarray, unbanded: np.ndarray, labels: np.ndarray, count: int,
