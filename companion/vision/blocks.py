@@ -369,13 +369,15 @@ class BlockFinder:
             tower = _fit_tower(c, one)
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
-        parts, parts_agreement = _fit_parts(c, c.parts)
+        parts, parts_agreement, parts_as_reported = _fit_parts(c, c.parts)
         if parts:
             # Touching bricks of other colours, or a tower's top with the bands of its walls'
             # other colours split off as low neighbours. The tower fitted to the outline is taken
             # where its courses (each any one colour) explain the colour map better than the
-            # bricks do, or, when a "touching brick" is as tall as a tower, where it explains the
-            # outline better than the bricks explain their colours.
+            # bricks as reported do (each placed on the map, then moved by its own walls: both
+            # answers scored as given, on the same points), or, when a "touching brick" is as
+            # tall as a tower, where it explains the outline better than the bricks explain
+            # their colours.
             tower = _fit_tower(c)
             if tower is not None:
                 assert c.tall_on_outline is not None  # (the tower was placed by it)
@@ -383,7 +385,7 @@ class BlockFinder:
                     return [tower]
                 points, labels = _map_points(c.parts.labels, c.origin)
                 if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
-                                     c.view.camera_height_mm) > parts_agreement:
+                                     c.view.camera_height_mm) > parts_as_reported:
                     return [tower]
             return _without_their_shadows(c, parts)
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
@@ -400,7 +402,7 @@ class BlockFinder:
         # finer split also parts a brick's top from its walls and its shadow on a gray mat, which
         # `shaded` cannot tell from a black brick, or a tower's courses).
         finer = c.finer_parts
-        bricks, _ = _fit_parts(c, finer)
+        bricks, _, _ = _fit_parts(c, finer)
         if not bricks or finer is None or len(bricks) < len(finer.cores) or len({b.color for b in bricks}) < len(bricks):
             return []
         table = np.median(c.table_fine[c.blob > 0], axis=0)
@@ -500,14 +502,15 @@ class _Candidate:
 
 # --- the fits a candidate is tried with ------------------------------------------------------------
 
-def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBlock], float]:
+def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBlock], float, float]:
     """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
-    together on the colour map (`touching.fit_touching`: each hides part of its neighbours), and
-    the share of the map's points that fit predicts right. Empty unless two parts or more are
-    bricks that explain their own colours."""
+    together on the colour map (`touching.fit_touching`: each hides part of its neighbours), the
+    share of the map's points that fit predicts right, and the share the bricks as reported
+    predict right (a brick's walls may have moved it; a part that is no brick predicts nothing).
+    Empty unless two parts or more are bricks that explain their own colours."""
     fine, origin = c.fine, c.origin
     if split is None or not 2 <= len(split.cores) <= MAX_PARTS:
-        return [], 0.0
+        return [], 0.0, 0.0
     masks, labels = split.cores, split.labels
     starts = []
     for mask in masks:
@@ -516,16 +519,17 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
     widened = [i for i, r in enumerate(starts) if not _brick_sized(r)]
     starts = [_widened(r) if i in widened else r for i, r in enumerate(starts)]
     if not all(_brick_sized(r) for r in starts):
-        return [], 0.0
+        return [], 0.0, 0.0
     points, scored = _map_points(labels, origin)
     foot = c.view.foot_mm
     placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm)
     if not all(_hidden_by_a_taller(placed[i], placed, foot) for i in widened):
         # A strip is also a band of a tower's wall (a band a colour), which nothing stands in
         # front of: the tower's fit is for it.
-        return [], 0.0
+        return [], 0.0, 0.0
     fits = [_placed_fit(c.view, p) for p in placed]
     blocks = []
+    reported: dict[int, tuple[TableRect, float]] = {}  # the parts' boxes as reported
     for i, (p, fit, mask) in enumerate(zip(placed, fits, masks)):
         if p.explained < MIN_SILHOUETTE_FIT:
             continue
@@ -547,7 +551,11 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         if seen is None:
             continue
         blocks.append(_placed_block(p, fit, seen))
-    return (blocks, max(p.agreement for p in placed)) if len(blocks) >= 2 else ([], 0.0)
+        reported[i] = (p.footprint, p.height_mm)
+    if len(blocks) < 2:
+        return [], 0.0, 0.0
+    as_reported = box_agreement(points, scored, list(reported.values()), foot, c.view.camera_height_mm, list(reported))
+    return blocks, max(p.agreement for p in placed), as_reported
 
 
 def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray) -> bool:

@@ -117,11 +117,14 @@ def predicted(rays: Rays, boxes: list[tuple[TableRect, float]]) -> np.ndarray:
 
 
 def agreement(points_mm: np.ndarray, labels: np.ndarray, boxes: list[tuple[TableRect, float]], foot_mm: np.ndarray,
-              camera_height_mm: float) -> float:
+              camera_height_mm: float, parts: list[int] | None = None) -> float:
     """Share of the scored points of a colour map (`fit_touching`'s labels) that boxes (footprint,
-    height; box i is part i) predict right."""
+    height) predict right: box i is part i, or part `parts[i]`."""
     scored = labels != UNKNOWN
-    return float(np.mean(predicted(Rays(points_mm[scored], foot_mm, camera_height_mm), boxes) == labels[scored]))
+    seen = predicted(Rays(points_mm[scored], foot_mm, camera_height_mm), boxes)
+    if parts is not None:
+        seen = np.where(seen == TABLE, TABLE, np.asarray(parts)[np.clip(seen, 0, None)])
+    return float(np.mean(seen == labels[scored]))
 
 
 def _snap_half(half_mm: float) -> float:

@@ -90,6 +90,21 @@ def test_unknown_points_are_left_out_of_the_score():
     assert agreement(points, labels, [(f, h + 9.6)], FOOT, CAMERA_MM) < 1.0
 
 
+def test_boxes_score_as_the_parts_they_are_given_for():
+    """Bricks reported for parts 0 and 2 of a map whose part 1 gave no brick: a box scores its own
+    part's points, and part 1's points, which nothing reported predicts, count as wrong."""
+    boxes = [(_brick((380, 300), 2, 2, 0), 9.6), (_brick((400, 300), 1, 2, 90), 9.6), (_brick((420, 300), 2, 2, 0), 9.6)]
+    points = _grid((400, 300), 40.0)
+    labels = _marched_labels(points, boxes)
+    assert agreement(points, labels, boxes, FOOT, CAMERA_MM) == 1.0
+    reported = [boxes[0], boxes[2]]
+    as_parts = agreement(points, labels, reported, FOOT, CAMERA_MM, parts=[0, 2])
+    share_of_part_1 = float(np.mean(labels[labels != UNKNOWN] == 1))
+    assert 0 < share_of_part_1 and as_parts == pytest.approx(1.0 - share_of_part_1, abs=0.01)
+    # numbered 0 and 1 instead, the second box would be scored against part 1's points
+    assert agreement(points, labels, reported, FOOT, CAMERA_MM) < as_parts
+
+
 def _tower_labels(points: np.ndarray, footprint: TableRect, courses: list[tuple[float, int]]) -> np.ndarray:
     """A tower's colour map by marching: courses (top height, colour label) from the table up on
     one footprint, the last one's colour on top."""
