@@ -626,7 +626,20 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
     # Its top's colour well inside: placed by its outline alone, a tall top may sit a millimetre
     # or two off (the outline's blurred ends), and its edge rows would be wall.
     named = _top_seen(c, fit, inset_mm=TOWER_TOP_INSET_MM)
-    return None if named is None else _placed_block(placed, fit, named)
+    if named is None:
+        return None
+    block = _placed_block(placed, fit, named)
+    if _no_shadow_of_its_own(c.lamplight, block):
+        # Too tall for the shadow it casts (its outline read long: a 73.6 mm tower at 89.6 mm,
+        # whose shadow's far part then lies on lit table): the height its shadows and its
+        # outline agree on, its top where it is seen, if that is a tower casting its shadow.
+        # Not for every tower: a lamp found from the minis' short shadows may be placed far
+        # off, and a tower's long shadow then tells its height worse than its outline does.
+        shadowed = _with_its_shadows(c, fit, top_pinned=True)
+        again = _placed_block(replace(placed, footprint=shadowed.footprint, height_mm=shadowed.height_mm), shadowed, named)
+        if shadowed.height_mm >= TALL_FROM_MM and not _no_shadow_of_its_own(c.lamplight, again):
+            return again
+    return block
 
 
 def _tall_on_outline(c: _Candidate) -> Placed | None:
@@ -1875,10 +1888,12 @@ SHADOW_CLEAR_MM = 1.5  # a box's place is known to about this
 SHADOW_DEPTH_LEAST = 0.15  # a lamp whose shadows are fainter tells no height
 
 
-def _with_its_shadows(c: _Candidate, fit: BoxFit) -> BoxFit:
+def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> BoxFit:
     """A box fit whose height also answers to the shadows it casts under the lamps found (each
     lamp's shadow h mm long per mm of slope: a brick's shadow beyond its walls tells its height
-    where its walls, as dark as the shade beside them, do not). Unchanged without lamps."""
+    where its walls, as dark as the shade beside them, do not). Unchanged without lamps. Its top
+    is taken again from its silhouette at that height, or kept where it is (`top_pinned`: a
+    tower placed on its outline, whose silhouette is its top)."""
     cost = _shadow_height_cost(c, fit)
     if cost is None:
         return fit
@@ -1887,7 +1902,7 @@ def _with_its_shadows(c: _Candidate, fit: BoxFit) -> BoxFit:
     best = int(np.argmin(total))
     h = float(heights[best])
     view = c.view
-    top = top_face(fit.silhouette, view.foot_mm, h, view.camera_height_mm)
+    top = fit.top if top_pinned else top_face(fit.silhouette, view.foot_mm, h, view.camera_height_mm)
     return BoxFit(top=top, silhouette=fit.silhouette, height_mm=h,
                   footprint=top.scaled_about(view.foot_mm, 1 / float(view.k(h))),
                   height_cost={float(hh): float(v - total[best]) for hh, v in zip(heights, total)})

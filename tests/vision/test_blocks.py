@@ -939,6 +939,27 @@ def test_a_towers_courses_are_weighed_against_the_touching_bricks_as_they_are_re
     assert abs(blocks[0].height_mm - height) <= 4.8 and polygon_iou(footprints, blocks[0].footprint_mm) > 0.7
 
 
+def test_a_tower_read_too_tall_for_its_shadow_is_taken_at_the_height_its_shadows_agree_on():
+    """A 73.6 mm tower under two lamps (ray-cast bench table 15, walls/towers/touching; here alone
+    on it) was placed on its outline at 89.6 mm: the shadow such a tower would cast reaches past
+    the real one onto lit table, so it was dropped as a box with no shadow of its own, and nothing
+    was found there. Its height is taken again where its shadows and its outline agree, its top
+    where it is seen."""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    table = bench_scene("raycast", 15, "standard", n_walls=1, n_towers=1, n_touching=1)
+    bricks = tuple(table.bricks[i] for i in table.stacks[0])
+    scene = replace(table, bricks=bricks, stacks=(tuple(range(len(bricks))),), walls=())
+    (footprints, height, colour, _), = scene.truth_blocks()
+    assert colour == "red" and abs(height - 73.6) < 1e-6
+    blocks = [b for b in Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+              if np.hypot(*(b.footprint_mm.mean(axis=0) - footprints[0].mean(axis=0))) < 60.0]
+    assert [b.color for b in blocks] == ["red"], [(b.color, b.height_mm) for b in blocks]
+    assert blocks[0].height_mm >= 38.4 and abs(blocks[0].height_mm - height) <= 9.6, blocks[0].height_mm
+    assert polygon_iou(footprints, blocks[0].footprint_mm) > 0.5
+
+
 @pytest.mark.parametrize("seed", [3, 16])
 def test_a_tower_whose_top_is_nearly_the_tables_colour_is_found(seed: int):
     """Green towers on green felt (ray-cast bench tables 3 and 16, 64 and 99 mm): their tops
