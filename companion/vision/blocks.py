@@ -174,7 +174,10 @@ class BlockFinder:
                 table = local_table(coarse, exclude=mask)
                 mask, level, unbanded, diff = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
-        self._lamplight = Lamplight(tuple(self.lamps), darkness(coarse, table), clear) if self.lamps else None
+        self._lamplight = None
+        if self.lamps:
+            dark = darkness(coarse, table)
+            self._lamplight = Lamplight(tuple(self.lamps), dark, clear, frames_shade_tint(coarse, table, shadows, dark, self.lamps))
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
@@ -439,6 +442,7 @@ class Lamplight:
     lamps: tuple[FoundLamp, ...]
     dark: np.ndarray  # at COARSE_MM
     clear: np.ndarray  # uint8 at COARSE_MM, 0 where minis, cards, anchors (and their shadows) are
+    shade_tint: np.ndarray | None = None  # the minis' deep shadows' tint against the table (`frames_shade_tint`)
 
     @cached_property
     def deep(self) -> tuple[FoundLamp, ...]:
@@ -468,9 +472,10 @@ class _Candidate:
 
     @cached_property
     def maybe_shade(self) -> np.ndarray:
-        """Where the cut-out may be the table in shade (`could_be_shade`, uint8)."""
+        """Where the cut-out may be the table in shade (`could_be_shade`, or tinted as the frame's
+        shade: `_tinted_as_the_shade`; uint8)."""
         smooth = cv2.GaussianBlur(self.fine, (0, 0), 1.0)
-        return could_be_shade(smooth, self.table_fine).astype(np.uint8)
+        return (could_be_shade(smooth, self.table_fine) | _tinted_as_the_shade(self.lamplight, smooth, self.table_fine)).astype(np.uint8)
 
     @cached_property
     def darkness(self) -> np.ndarray:
@@ -1100,15 +1105,46 @@ def _shade_within(seen_bgr: np.ndarray, table_bgr: np.ndarray, darkest: tuple[fl
 
 
 def _top_may_be_shade(lamplight: Lamplight | None, top_bgr: np.ndarray, table_bgr: np.ndarray) -> bool:
-    """Whether a fitted top may be the table in shade (`could_be_shade`), unless it is far darker
-    than the deepest shade the lamps found cast (all of them at once): a black brick's top keeps
-    1-3% of a light table's light, the table in a lamp's shadow keeps the room's other light."""
-    if not could_be_shade(top_bgr, table_bgr):
+    """Whether a fitted top may be the table in shade (`could_be_shade`, or tinted as the minis'
+    shadows are: `_tinted_as_the_shade`), unless it is far darker than the deepest shade the lamps
+    found cast (all of them at once): a black brick's top keeps 1-3% of a light table's light, the
+    table in a lamp's shadow keeps the room's other light."""
+    if not could_be_shade(top_bgr, table_bgr) and not _tinted_as_the_shade(lamplight, top_bgr, table_bgr):
         return False
     if lamplight is None or not lamplight.lamps:
         return True
     deepest = 1.0 - sum(lamp.depth for lamp in lamplight.lamps)
     return bool(_light_ratio(top_bgr, _table_light(table_bgr)).max() >= SHADE_FLOOR_SHARE * deepest)
+
+
+SHADE_TINT_LEAST_PX = 30  # coarse pixels of the minis' deep shadows that measure a frame's shade tint
+
+
+def frames_shade_tint(coarse: np.ndarray, table: np.ndarray, shadows: np.ndarray, dark: np.ndarray,
+                      lamps: list[FoundLamp]) -> np.ndarray | None:
+    """The tint (`_tint`) of the table in the minis' deep shadows (darker than half the lamps'
+    depth) against the table lit: where the lamp is warm and the room's other light cooler (a
+    window, a sky), a shadow is bluer than the table, and no `could_be_shade` (the table's own
+    tint). None where too little of such shade shows."""
+    deepest = max(lamp.depth for lamp in lamps)
+    deep = (shadows > 0) & (dark >= 0.5 * deepest)
+    if np.count_nonzero(deep) < SHADE_TINT_LEAST_PX:
+        return None
+    ratio = _light_ratio(coarse[deep].astype(np.float64), _table_light(table[deep].astype(np.float64)))
+    return np.median(_tint(ratio), axis=0)
+
+
+def _tinted_as_the_shade(lamplight: Lamplight | None, seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
+    """Per colour (..., 3) BGR seen over the table's: whether it may be the table in the frame's
+    shade: no channel over SHADE_DARKEST of the table's light, its tint within SHADE_TINT of the
+    way from the table's (a penumbra) to the minis' deep shadows' (`frames_shade_tint`)."""
+    seen = np.asarray(seen_bgr, np.float64)
+    if lamplight is None or lamplight.shade_tint is None:
+        return np.zeros(seen.shape[:-1], bool)
+    ratio = _light_ratio(seen, _table_light(np.asarray(table_bgr, np.float64)))
+    t, end = _tint(ratio), lamplight.shade_tint
+    along = np.clip(t @ end / max(float(end @ end), 1e-9), 0.0, 1.0)
+    return (ratio.max(axis=-1) <= SHADE_DARKEST) & (np.linalg.norm(t - along[..., None] * end, axis=-1) <= SHADE_TINT)
 
 
 def _with_penumbra(smooth: np.ndarray, table_fine: np.ndarray, blob: np.ndarray) -> np.ndarray:

@@ -627,6 +627,43 @@ def test_a_shadow_pixel_is_told_from_a_bricks_wall_in_shade(table_albedo):
     assert verdict[:3].all() and not verdict[3:].any(), verdict
 
 
+def test_a_shadow_as_blue_as_the_minis_shadows_is_shade_and_black_plastic_is_not():
+    """Under a warm lamp with a cooler room light (path-traced seed 1, table 4: a felt mat, a 6500 K
+    sky filling the shadows of a warmer lamp) a brick's deep shadow kept 3.4%, 5.2% and 10.8% of the
+    table's red, green and blue: three times bluer than the table, past SHADE_TINT, so no shade, and
+    every brick's shadow became a black brick beside it (5 false blocks on that table). The minis'
+    deep shadows measure the frame's shade tint (`frames_shade_tint`); a top tinted as they are,
+    or on the way to them from the table's (a penumbra), may be shade. Black plastic, under half
+    the deepest shadow's light, and a blue brick's wall turned from the lamp are not."""
+    from companion.vision.blocks import Lamplight, _top_may_be_shade, frames_shade_tint
+    from companion.vision.colours import srgb_to_linear
+    from companion.vision.lamps import FoundLamp, darkness
+
+    as_bgr = lambda rgb: encode(np.asarray(rgb, float))[::-1] * 255.0  # noqa: E731
+    table_rgb = srgb_to_linear(np.array([113.0, 120.0, 110.0]) / 255.0)
+    table_bgr = as_bgr(table_rgb)
+    deep = as_bgr(table_rgb * np.array([0.034, 0.052, 0.108]))
+    penumbra = as_bgr(table_rgb * np.array([0.4, 0.45, 0.55]))
+    black = as_bgr(np.array([0.002, 0.002, 0.002]))
+    blue_wall = as_bgr(srgb_to_linear(np.array(LEGO_RGB["blue"])) * np.array([1.0, 0.86, 0.66]) * 0.3)
+
+    coarse = np.tile(table_bgr, (40, 40, 1)).astype(np.float32)
+    shadows = np.zeros((40, 40), np.uint8)
+    shadows[10:20, 10:30] = 1
+    coarse[10:20, 10:30] = deep
+    table = np.tile(table_bgr, (40, 40, 1)).astype(np.float32)
+    lamp = FoundLamp((900.0, 1000.0, 1500.0), 7, 0.86, depth=0.93)
+    dark = darkness(coarse, table)
+    tint = frames_shade_tint(coarse, table, shadows, dark, [lamp])
+    assert tint is not None and tint[2] - tint[0] > 0.6  # (RGB, log) the shade is bluer than the table
+    clear = np.ones((40, 40), np.uint8)
+    with_tint, without = Lamplight((lamp,), dark, clear, tint), Lamplight((lamp,), dark, clear)
+    assert _top_may_be_shade(with_tint, deep, table_bgr) and _top_may_be_shade(with_tint, penumbra, table_bgr)
+    assert not _top_may_be_shade(without, deep, table_bgr)  # (what it was before)
+    assert not _top_may_be_shade(with_tint, black, table_bgr)
+    assert not _top_may_be_shade(with_tint, blue_wall, table_bgr)
+
+
 def _shadowed_brick(surface: str, colour: str, towards_foot: bool):
     """Scene 3 on `surface` with one 2x4 brick two high seen from aside, and a lamp's shadow of it
     painted on the table: the footprint swept 22 mm (a lamp ~50 deg up) towards the camera's foot
