@@ -2059,14 +2059,32 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock) -> boo
                             hull=True)
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     standing = cv2.dilate(standing, np.ones((2 * grow + 1,) * 2, np.uint8))
-    for lamp in lamplight.deep:
+    # A lamp found from the minis' short shadows is sure of its slope where they stand (the table's
+    # middle, by and large), less of how far it is, which sets the slope at a far corner (a point
+    # 1100 mm up found for a far lamp threw a corner's tower shadow twice the truth's): a shadow
+    # seen where that lamp or the far one of the same slope at the middle casts it is its own.
+    middle = np.array(dark.shape[1::-1], float) * COARSE_MM / 2
+
+    def lit_where_it_falls(lamp: FoundLamp, depth: float) -> bool:
         cast = _fill_coarse(np.zeros(dark.shape, np.uint8), lamp.box_shadow(block.footprint_mm, block.height_mm))
         seen = (cast > 0) & (standing == 0) & (clear > 0)
-        if np.count_nonzero(seen) * COARSE_MM ** 2 < SHADOW_SEEN_LEAST_MM2:
-            continue
-        if float(np.median(dark[seen])) < SHADOW_DARK_SHARE * lamp.depth:
-            return True
-    return False
+        return (np.count_nonzero(seen) * COARSE_MM ** 2 >= SHADOW_SEEN_LEAST_MM2
+                and float(np.median(dark[seen])) < SHADOW_DARK_SHARE * depth)
+
+    return any(all(lit_where_it_falls(each, lamp.depth) for each in (lamp, _as_far(lamp, middle)))
+               for lamp in lamplight.deep)
+
+
+FAR_LAMP_MM = 100000.0  # a lamp this high is as far as the sun for a table's shadows
+
+
+def _as_far(lamp: FoundLamp, at_mm: np.ndarray) -> FoundLamp:
+    """The far lamp (its shadows' slope the same all over the table) whose slope at `at_mm` is
+    `lamp`'s there."""
+    p = np.asarray(lamp.position_mm, float)
+    slope = (at_mm - p[:2]) / max(p[2], 1.0)
+    far = at_mm - slope * FAR_LAMP_MM
+    return replace(lamp, position_mm=(float(far[0]), float(far[1]), FAR_LAMP_MM))
 
 
 CAST_SHADE_MARGIN_MM = 3.0  # a box's shadow's penumbra, and its lamp found to a step

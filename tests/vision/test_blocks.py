@@ -664,6 +664,36 @@ def test_a_shadow_as_blue_as_the_minis_shadows_is_shade_and_black_plastic_is_not
     assert not _top_may_be_shade(with_tint, blue_wall, table_bgr)
 
 
+def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_slope_casts_it():
+    """A lamp found from the minis' short shadows is sure of its slope in the table's middle, less
+    of how far it is: on a path-traced walls table (8) a point 1100 mm up was found for a far lamp,
+    and at the far corner it throws an 86 mm tower's shadow more than twice as long, onto lit
+    table: the tower, placed right, was dropped as a box with no shadow of its own. The far lamp
+    with the same slope in the middle casts it where it is; a tower with no shadow at all under
+    either is still no tower."""
+    from companion.vision.blocks import COARSE_MM, FoundBlock, Lamplight, _as_far, _fill_coarse, _no_shadow_of_its_own
+    from companion.vision.brickfit import BoxFit
+    from companion.vision.lamps import FoundLamp
+
+    width_mm, depth_mm = 1200.0, 800.0
+    shape = (int(depth_mm / COARSE_MM), int(width_mm / COARSE_MM))
+    near = FoundLamp((900.0, 400.0, 1100.0), 5, 1.0, depth=0.9)
+    middle = np.array([width_mm, depth_mm]) / 2
+    far = _as_far(near, middle)
+    # the same slope in the middle, and the far one's the same everywhere
+    for lamp in (near, far):
+        assert np.allclose(lamp.shadow_of(middle, np.array(10.0)) - middle, [-10 * 300 / 1090, 0.0], atol=0.05)
+    footprint = TableRect(np.array([200.0, 170.0]), np.array([1.0, 0.0]), (7.9, 7.9))
+    fit = BoxFit(top=footprint, silhouette=footprint, height_mm=86.4, footprint=footprint, height_cost={86.4: 0.0})
+    tower = FoundBlock(footprint.corners(), 86.4, "red", 0.95, 0.9, 0.9, (2, 2), fit, np.array([40.0, 40.0, 200.0]))
+    clear = np.ones(shape, np.uint8)
+    for truth, has_a_shadow in ((far, True), (near, True), (None, False)):
+        dark = np.zeros(shape, np.float32)
+        if truth is not None:
+            dark = _fill_coarse(np.zeros(shape, np.uint8), truth.box_shadow(footprint.corners(), 86.4)).astype(np.float32) * 0.9
+        assert _no_shadow_of_its_own(Lamplight((near,), dark, clear), tower) == (not has_a_shadow), truth
+
+
 def _shadowed_brick(surface: str, colour: str, towards_foot: bool):
     """Scene 3 on `surface` with one 2x4 brick two high seen from aside, and a lamp's shadow of it
     painted on the table: the footprint swept 22 mm (a lamp ~50 deg up) towards the camera's foot
