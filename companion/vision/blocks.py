@@ -94,6 +94,9 @@ FAINT_SHARE = 0.6
 # two of the mat's median differences): a brick is set apart from the mat on every side, a patch of
 # the mat's own pattern runs on into more of it.
 FAINT_RING_ALIKE = 0.2
+# A candidate at COARSE_MM: its box (x, y, w, h px), its region (bool, the box's shape) and the
+# colour distance from the table that counts for it.
+CandidateRegion = tuple[tuple[int, int, int, int], np.ndarray, float]
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
@@ -182,7 +185,7 @@ class BlockFinder:
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
         beside_known = cv2.dilate(1 - clear, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0
-        candidates: list[tuple[tuple[int, int, int, int], np.ndarray, float]] = []
+        candidates: list[CandidateRegion] = []
         for label in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[label])
             if area * COARSE_MM ** 2 < 0.6 * MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM * 1.5:
@@ -239,9 +242,7 @@ class BlockFinder:
         mask = (diff > level).astype(np.uint8) & clear
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # printed lines, grain
         unbanded = mask.copy()
-        edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
-        mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
-        return mask, level, unbanded, diff
+        return _without_edge_band(mask), level, unbanded, diff
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
@@ -1567,8 +1568,15 @@ def _edges_facing(camera_mm: np.ndarray, table: TableSpec) -> tuple[bool, bool, 
     return x < 0.0, x > table.width_mm, y < 0.0, y > table.depth_mm
 
 
+def _without_edge_band(mask: np.ndarray) -> np.ndarray:
+    """A coarse mask with the table's own edge band (EDGE_BAND_MM) cleared, in place."""
+    edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
+    mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
+    return mask
+
+
 def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: np.ndarray, clear: np.ndarray
-                      ) -> list[tuple[tuple[int, int, int, int], np.ndarray, float]]:
+                      ) -> list[CandidateRegion]:
     """Candidates (box, region, their level) that differ from the table by FAINT_SHARE of the
     level and, in a few pixels, by the level itself, apart from `mask`'s: a black brick whose top
     carries the lamp's sheen on a textured gray mat differs from it barely more than the mat's own
@@ -1578,13 +1586,12 @@ def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: 
     patch of one differs from it as faintly, and runs on into its own colour."""
     low = FAINT_SHARE * level
     strong = (diff > level) & (clear > 0)
-    faint = cv2.morphologyEx(((diff > low) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
-    faint[:edge], faint[-edge:], faint[:, :edge], faint[:, -edge:] = 0, 0, 0, 0
+    faint = _without_edge_band(cv2.morphologyEx(((diff > low) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN,
+                                                np.ones((3, 3), np.uint8)))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=8)
     # (one that touches a candidate already is that candidate's blurred rim, or its shadow)
     seeded = (np.bincount(labels[strong], minlength=count) > 0) & ~(np.bincount(labels[mask > 0], minlength=count) > 0)
-    found: list[tuple[tuple[int, int, int, int], np.ndarray, float]] = []
+    found: list[CandidateRegion] = []
     for label in np.flatnonzero(seeded[1:]) + 1:
         x, y, w, h, area = (int(v) for v in stats[label])
         if area * COARSE_MM ** 2 < MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM:
@@ -2065,26 +2072,13 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock) -> boo
     # seen where that lamp or the far one of the same slope at the middle casts it is its own.
     middle = np.array(dark.shape[1::-1], float) * COARSE_MM / 2
 
-    def lit_where_it_falls(lamp: FoundLamp, depth: float) -> bool:
+    def lit_where_it_falls(lamp: FoundLamp) -> bool:
         cast = _fill_coarse(np.zeros(dark.shape, np.uint8), lamp.box_shadow(block.footprint_mm, block.height_mm))
         seen = (cast > 0) & (standing == 0) & (clear > 0)
         return (np.count_nonzero(seen) * COARSE_MM ** 2 >= SHADOW_SEEN_LEAST_MM2
-                and float(np.median(dark[seen])) < SHADOW_DARK_SHARE * depth)
+                and float(np.median(dark[seen])) < SHADOW_DARK_SHARE * lamp.depth)
 
-    return any(all(lit_where_it_falls(each, lamp.depth) for each in (lamp, _as_far(lamp, middle)))
-               for lamp in lamplight.deep)
-
-
-FAR_LAMP_MM = 100000.0  # a lamp this high is as far as the sun for a table's shadows
-
-
-def _as_far(lamp: FoundLamp, at_mm: np.ndarray) -> FoundLamp:
-    """The far lamp (its shadows' slope the same all over the table) whose slope at `at_mm` is
-    `lamp`'s there."""
-    p = np.asarray(lamp.position_mm, float)
-    slope = (at_mm - p[:2]) / max(p[2], 1.0)
-    far = at_mm - slope * FAR_LAMP_MM
-    return replace(lamp, position_mm=(float(far[0]), float(far[1]), FAR_LAMP_MM))
+    return any(lit_where_it_falls(lamp) and lit_where_it_falls(lamp.as_far(middle)) for lamp in lamplight.deep)
 
 
 CAST_SHADE_MARGIN_MM = 3.0  # a box's shadow's penumbra, and its lamp found to a step

@@ -17,7 +17,7 @@ measured there: the blocks' own shadows are predicted with them (`blocks`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -29,7 +29,8 @@ from companion.vision.registration import square_corners_mm
 
 SLOPE_MAX = 1.25  # a lamp 38.7 degrees above the table
 SLOPE_STEP = 0.1
-LAMP_HEIGHTS_MM = (800.0, 1100.0, 1500.0, 2200.0, 3500.0, 1e5)  # the last: sunlight, a far window
+FAR_LAMP_MM = 1e5  # a lamp this high is as far as the sun for a table's shadows (a far window)
+LAMP_HEIGHTS_MM = (800.0, 1100.0, 1500.0, 2200.0, 3500.0, FAR_LAMP_MM)
 MIN_SHADOW_MM = 3.0  # a mini's shadow must fall this far past its own tile to tell anything
 EDGE_INSET_MM = 3.0  # a short shadow is read this far inside its far edge (`find_lamps`)
 DARK_SHADOW = 0.12  # a shadow sample darker than the table by this share of its light
@@ -62,6 +63,13 @@ class FoundLamp:
         p = np.asarray(self.position_mm, float)
         z = np.asarray(z_mm, float)[..., None]
         return xy_mm + (xy_mm - p[:2]) * z / np.maximum(p[2] - z, 1.0)
+
+    def as_far(self, at_mm: np.ndarray) -> "FoundLamp":
+        """The far lamp (its shadows' slope the same all over the table) with this one's slope at
+        `at_mm`."""
+        p, at = np.asarray(self.position_mm, float), np.asarray(at_mm, float)
+        far = at - (at - p[:2]) / max(p[2], 1.0) * FAR_LAMP_MM
+        return replace(self, position_mm=(float(far[0]), float(far[1]), FAR_LAMP_MM))
 
     def box_shadow(self, corners_mm: np.ndarray, height_mm: float) -> np.ndarray:
         """The outline (M, 2) of the shadow a box on a footprint (4, 2) casts on the table, the

@@ -671,7 +671,7 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
     table: the tower, placed right, was dropped as a box with no shadow of its own. The far lamp
     with the same slope in the middle casts it where it is; a tower with no shadow at all under
     either is still no tower."""
-    from companion.vision.blocks import COARSE_MM, FoundBlock, Lamplight, _as_far, _fill_coarse, _no_shadow_of_its_own
+    from companion.vision.blocks import COARSE_MM, FoundBlock, Lamplight, _fill_coarse, _no_shadow_of_its_own
     from companion.vision.brickfit import BoxFit
     from companion.vision.lamps import FoundLamp
 
@@ -679,7 +679,7 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
     shape = (int(depth_mm / COARSE_MM), int(width_mm / COARSE_MM))
     near = FoundLamp((900.0, 400.0, 1100.0), 5, 1.0, depth=0.9)
     middle = np.array([width_mm, depth_mm]) / 2
-    far = _as_far(near, middle)
+    far = near.as_far(middle)
     # the same slope in the middle, and the far one's the same everywhere
     for lamp in (near, far):
         assert np.allclose(lamp.shadow_of(middle, np.array(10.0)) - middle, [-10 * 300 / 1090, 0.0], atol=0.05)
@@ -986,6 +986,21 @@ def test_a_tall_tower_seen_from_aside_has_its_height(seed: int):
     assert abs(near[0].height_mm - height) <= 4.8
 
 
+def _bench_tower_alone(renderer: str, seed: int):
+    """The tower of a walls/towers/touching bench table alone on it: its truth, and the blocks
+    found within 60 mm of it."""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    table = bench_scene(renderer, seed, "standard", n_walls=1, n_towers=1, n_touching=1)
+    bricks = tuple(table.bricks[i] for i in table.stacks[0])
+    scene = replace(table, bricks=bricks, stacks=(tuple(range(len(bricks))),), walls=())
+    truth, = scene.truth_blocks()
+    blocks = [b for b in Locator(scene.setup()).analyse(Camera(renderer).render(scene)).blocks
+              if np.hypot(*(b.footprint_mm.mean(axis=0) - truth.footprints[0].mean(axis=0))) < 60.0]
+    return truth, blocks
+
+
 def test_a_towers_courses_are_weighed_against_the_touching_bricks_as_they_are_reported():
     """A 90 mm tower of yellow, blue, white and orange courses under a blue top (plain bench
     table 5 of seed 1, walls/towers/touching; here alone on it) splits by colour into three low
@@ -993,15 +1008,8 @@ def test_a_towers_courses_are_weighed_against_the_touching_bricks_as_they_are_re
     placed them (each fitted to it freely), but the bricks reported are those placed then moved
     by their own walls: scored as reported, on the same points, the tower explains it better
     (a blue 9.6 mm brick, a yellow 6.4 and a red 3.2 before, none of them there)."""
-    from companion.bench.vision import bench_scene
-
-    table = bench_scene("plain", 100003 + 5, "standard", n_walls=1, n_towers=1, n_touching=1)
-    bricks = tuple(table.bricks[i] for i in table.stacks[0])
-    scene = replace(table, bricks=bricks, stacks=(tuple(range(len(bricks))),), walls=())
-    (footprints, height, colour, _), = scene.truth_blocks()
+    (footprints, height, colour, _), blocks = _bench_tower_alone("plain", 100003 + 5)
     assert height > 85.0 and colour == "blue"
-    blocks = [b for b in Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
-              if np.hypot(*(b.footprint_mm.mean(axis=0) - footprints[0].mean(axis=0))) < 60.0]
     assert [b.color for b in blocks] == ["blue"], [(b.color, b.height_mm) for b in blocks]
     assert abs(blocks[0].height_mm - height) <= 4.8 and polygon_iou(footprints, blocks[0].footprint_mm) > 0.7
 
@@ -1012,16 +1020,8 @@ def test_a_tower_read_too_tall_for_its_shadow_is_taken_at_the_height_its_shadows
     the real one onto lit table, so it was dropped as a box with no shadow of its own, and nothing
     was found there. Its height is taken again where its shadows and its outline agree, its top
     where it is seen."""
-    from companion.bench.vision import bench_scene
-    from companion.synth.worlds import Camera
-
-    table = bench_scene("raycast", 15, "standard", n_walls=1, n_towers=1, n_touching=1)
-    bricks = tuple(table.bricks[i] for i in table.stacks[0])
-    scene = replace(table, bricks=bricks, stacks=(tuple(range(len(bricks))),), walls=())
-    (footprints, height, colour, _), = scene.truth_blocks()
+    (footprints, height, colour, _), blocks = _bench_tower_alone("raycast", 15)
     assert colour == "red" and abs(height - 73.6) < 1e-6
-    blocks = [b for b in Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
-              if np.hypot(*(b.footprint_mm.mean(axis=0) - footprints[0].mean(axis=0))) < 60.0]
     assert [b.color for b in blocks] == ["red"], [(b.color, b.height_mm) for b in blocks]
     assert blocks[0].height_mm >= 38.4 and abs(blocks[0].height_mm - height) <= 9.6, blocks[0].height_mm
     assert polygon_iou(footprints, blocks[0].footprint_mm) > 0.5
