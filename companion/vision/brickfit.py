@@ -61,6 +61,11 @@ SHADOW_MOST = 0.65
 SHADOW_UNDER_WALL = 0.55  # ... and at most this share of the wall's beside it
 SHADOW_CONTRAST = 24.0  # ... and this many 8-bit levels below it (dark walls are not told from shadows)
 SHADOW_CHROMA_SLACK = 0.12  # ... and of the table's chromaticity (colour over luma) to this
+# A wall whose chromaticity is this far from the table's is told from the table's shadow by colour:
+# such a shadow may be lighter than the wall beside it (a blue wall in shade on green felt).
+TOLD_BY_COLOUR = 0.3
+SHADOW_RUN_SAMPLES = 4  # ... over a run this long (1 mm), beside a wall as wide (a narrower one's colour is unsure)
+SHADOW_FLAT = 0.1  # ... where its light changes by at most this share of the table's a mm
 SHADOW_DARKEST = 8.0  # 8-bit luma below which a level's chromaticity is taken as this dark's
 SHADOW_PER_HEIGHT_MOST = 1.5  # a shadow's length per mm of height: a lamp at least 34 deg above the table
 WALL_UNDER_TOP = 0.8  # a wall with a shadow beyond it has at most this share of its top's light
@@ -127,16 +132,25 @@ def shadow_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
     samples = (edges[:, 2] - edges[:, 1]) / U_STEP_MM
     # Only a shadow darker than the wall (in luma) is told from it, and the wall beside a shadow
     # is turned from the lamp, so darker than its top: a wall in shade is as dark as a shadow, and
-    # the part of it beyond a lower brick's wall would pass for one.
-    over = (np.maximum(shadow[:, 0] - np.minimum(SHADOW_UNDER_WALL * wall[:, 0], wall[:, 0] - SHADOW_CONTRAST), 0.0)
-            + np.maximum(wall[:, 0] - WALL_UNDER_TOP * top[:, 0], 0.0))
+    # the part of it beyond a lower brick's wall would pass for one. Unless the wall (wide enough
+    # for its colour to be measured) is not the table's colour: then the colours tell them apart.
+    table_luma = np.maximum(table[:, 0], SHADOW_DARKEST)[:, None]
+    told = (chroma_apart(wall, table) >= TOLD_BY_COLOUR) & (edges[:, 1] - edges[:, 0] >= SHADOW_RUN_SAMPLES * U_STEP_MM)
+    under_wall = np.where(told, 0.0,
+                          np.maximum(shadow[:, 0] - np.minimum(SHADOW_UNDER_WALL * wall[:, 0], wall[:, 0] - SHADOW_CONTRAST), 0.0))
+    over = under_wall + np.maximum(wall[:, 0] - WALL_UNDER_TOP * top[:, 0], 0.0)
     # Its chromaticity is the table's (to the light's colour): the fit's least squares weigh a
     # dark wall's colour too little (a dark green or blue course at a tower's foot on wood).
-    shade_luma = np.maximum(shadow[:, 0], SHADOW_DARKEST)[:, None]
-    table_luma = np.maximum(table[:, 0], SHADOW_DARKEST)[:, None]
-    drift = np.linalg.norm(shadow[:, 1:] / shade_luma - table[:, 1:] / table_luma, axis=1)
+    drift = chroma_apart(shadow, table)
     over = over + np.maximum(drift - SHADOW_CHROMA_SLACK, 0.0) * table_luma[:, 0]
     return samples * (((shadow - beta[:, None] * table) ** 2).sum(axis=1) + over * over)
+
+
+def chroma_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How far two levels' chromaticities (colour over luma) are, levels (M, C) with luma first."""
+    a_luma = np.maximum(a[:, 0], SHADOW_DARKEST)[:, None]
+    b_luma = np.maximum(b[:, 0], SHADOW_DARKEST)[:, None]
+    return np.linalg.norm(a[:, 1:] / a_luma - b[:, 1:] / b_luma, axis=1)
 
 
 def with_shadows(edges: np.ndarray, widths_mm: np.ndarray = SHADOW_WIDTHS_MM) -> np.ndarray:
@@ -343,11 +357,26 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
     a shadow that `shadow_penalty` tells from a wall may be: below SHADOW_MOST of the table at
     their far end and far enough below their top (the brightest inside the silhouette). Elsewhere
     no shadow is looked for and the reach past it is dropped: a light shade is fitted as table
-    or wall, as before, and the reach would only run into other things on the table."""
-    luma = lines[..., 0].mean(axis=0)
+    or wall, as before, and the reach would only run into other things on the table. A shadow no
+    darker than its wall is looked for where the colours tell them apart: a wall (the darkest)
+    not of the table's colour, and a level run of the table's colour in shade."""
+    mean = lines.mean(axis=0)
+    luma = mean[:, 0]
     table = float(luma[-SHADOW_TABLE_SAMPLES:].mean())
     top = float(luma[u_mm <= 0].max())
-    return float(luma.min()) <= min(SHADOW_MOST * table, SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST)
+    if float(luma.min()) > SHADOW_MOST * table:
+        return False
+    if float(luma.min()) <= SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST:
+        return True
+    table_level = mean[-SHADOW_TABLE_SAMPLES:].mean(axis=0)[None]
+    if chroma_apart(mean[int(np.argmin(luma))][None], table_level)[0] < TOLD_BY_COLOUR:
+        return False
+    # Level, not the blurred step from a dark wall to the table (it passes through the shadow's
+    # light and, last, the table's colour).
+    flat = np.abs(np.gradient(luma, u_mm)) <= SHADOW_FLAT * table
+    shade = flat & (luma <= SHADOW_MOST * table) & (chroma_apart(mean, table_level) <= SHADOW_CHROMA_SLACK)
+    run = np.convolve(shade.astype(float), np.ones(SHADOW_RUN_SAMPLES), mode="valid")
+    return bool(np.any(run >= SHADOW_RUN_SAMPLES))
 
 
 ADJOIN_MARGIN_MM = 2.0  # another part's wall and blur reach this far past its top face
