@@ -975,8 +975,12 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         longest = max(same, key=lambda p: max(p.footprint.half_mm))
         # One wall, one height: each arm's fit is a measurement of it, their costs (negative log
         # likelihoods) added.
-        common = set.intersection(*(set(p.fit.height_cost) for p in same))
-        cost = {h: sum(p.fit.height_cost[h] for p in same) for h in sorted(common)}
+        common = sorted(set.intersection(*(set(p.fit.height_cost) for p in same)))
+        cost = {h: sum(p.fit.height_cost[h] for p in same) for h in common}
+        # and the shadows the wall casts, as a box's answer to them (`_with_its_shadows`)
+        shadows = _shadow_height_cost(c, [p.fit.top for p in same], common)
+        if shadows is not None:
+            cost = {h: v + float(extra) for (h, v), extra in zip(cost.items(), shadows)}
         least = min(cost.values())
         joint = replace(longest.fit, height_mm=min(cost, key=cost.get), height_cost={h: v - least for h, v in cost.items()})
         blocks.append(FoundBlock(union_outline([p.footprint for p in same]), joint.height_mm, colour, iou,
@@ -1937,7 +1941,7 @@ def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> B
     where its walls, as dark as the shade beside them, do not). Unchanged without lamps. Its top
     is taken again from its silhouette at that height, or kept where it is (`top_pinned`: a
     tower placed on its outline, whose silhouette is its top)."""
-    cost = _shadow_height_cost(c, fit)
+    cost = _shadow_height_cost(c, [fit.top], list(fit.height_cost))
     if cost is None:
         return fit
     heights = np.array(list(fit.height_cost))
@@ -1951,28 +1955,28 @@ def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> B
                   height_cost={float(hh): float(v - total[best]) for hh, v in zip(heights, total)})
 
 
-def _shadow_height_cost(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
-    """Per height of a fit's `height_cost`: how badly the shadows a box of that height under the
-    fit's top casts under the lamps found predict the cut-out's darkness, in nats, 0 at the best;
-    read only where no height's box stands and the cut-out is table or shade (not another
-    block). None without lamps whose shadows are dark enough to tell."""
+def _shadow_height_cost(c: _Candidate, tops: list[TableRect], heights: list[float]) -> np.ndarray | None:
+    """Per height: how badly the shadows that boxes of that height under the fitted tops (one
+    box, or a wall's arms) cast under the lamps found predict the cut-out's darkness, in nats, 0
+    at the best; read only where no height's box stands and the cut-out is table or shade (not
+    another block). None without lamps whose shadows are dark enough to tell."""
     lamps = () if c.lamplight is None else c.lamplight.deep
     if not lamps:
         return None
     view = c.view
-    heights = list(fit.height_cost)
 
-    def filled(points_mm: np.ndarray) -> np.ndarray:
-        return _fill_fine(np.zeros(c.blob.shape, np.uint8), points_mm, c.origin, hull=True)
+    def filled(points_mm: np.ndarray, into: np.ndarray | None = None) -> np.ndarray:
+        return _fill_fine(np.zeros(c.blob.shape, np.uint8) if into is None else into, points_mm, c.origin, hull=True)
 
     boxes = []
     standing = np.zeros(c.blob.shape, np.uint8)
     for h in heights:
         # Under the fit's top, which its bright face pins (the silhouette's near edge is what a
         # shadow along a near wall moves).
-        footprint = fit.top.scaled_about(view.foot_mm, 1 / float(view.k(h)))
-        boxes.append((footprint, h))
-        standing |= filled(np.concatenate([footprint.corners(), fit.top.corners()]))
+        footprints = [top.scaled_about(view.foot_mm, 1 / float(view.k(h))) for top in tops]
+        boxes.append((footprints, h))
+        for footprint, top in zip(footprints, tops):
+            standing |= filled(np.concatenate([footprint.corners(), top.corners()]))
     # Not within SHADOW_CLEAR_MM of any height's box either: there a box a hair off its place
     # casts slivers of shadow that would outweigh the shadows' lengths.
     grow = int(round(SHADOW_CLEAR_MM / FINE_MM))
@@ -1982,12 +1986,14 @@ def _shadow_height_cost(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
         return None
     observed = c.darkness[scored]
     cost = []
-    for footprint, h in boxes:
+    for footprints, h in boxes:
         predicted = np.zeros(c.blob.shape, np.float32)
         for lamp in lamps:
             blur = math.hypot(SHADOW_BLUR_MM, lamp.softness * h) / FINE_MM
-            predicted += lamp.depth * cv2.GaussianBlur(filled(lamp.box_shadow(footprint.corners(), h)).astype(np.float32),
-                                                       (0, 0), blur)
+            cast = np.zeros(c.blob.shape, np.uint8)
+            for footprint in footprints:
+                filled(lamp.box_shadow(footprint.corners(), h), cast)
+            predicted += lamp.depth * cv2.GaussianBlur(cast.astype(np.float32), (0, 0), blur)
         predicted = np.minimum(predicted, 0.95)
         cost.append(float(np.sum((observed - predicted[scored]) ** 2)))
     nats = np.array(cost) / (2 * SHADOW_SIGMA ** 2 * SAMPLES_PER_CAMERA_PIXEL)

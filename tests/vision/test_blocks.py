@@ -1014,6 +1014,19 @@ def test_a_blue_walls_shadow_lighter_than_its_walls_is_no_part_of_them():
     assert abs(blocks[0].height_mm - height) <= 3.2
 
 
+@pytest.mark.parametrize("seed, colour, height_mm", [(1, "white", 19.2), (2, "green", 9.6)])
+def test_a_wall_under_the_lens_is_as_tall_as_its_shadows_say(seed, colour, height_mm):
+    """Walls that turn close to the camera's foot (ray-cast bench tables 1 and 2, walls/towers/
+    touching; here alone on them): their walls a millimetre wide, their height was their tops'
+    size alone, which a tenth of a millimetre moves by a plate or two (a white 19.2 mm T read
+    12.8, a green 9.6 mm U read 12.8). The shadows they cast under the lamps found say it too,
+    as they do for one brick."""
+    (footprints, height, truth_colour, _), blocks = _bench_tower_alone("raycast", seed, "walls")
+    assert truth_colour == colour and height == pytest.approx(height_mm)
+    assert [b.color for b in blocks] == [colour], [(b.color, b.height_mm) for b in blocks]
+    assert abs(blocks[0].height_mm - height) <= 1.6
+
+
 def test_a_towers_courses_are_weighed_against_the_touching_bricks_as_they_are_reported():
     """A 90 mm tower of yellow, blue, white and orange courses under a blue top (plain bench
     table 5 of seed 1, walls/towers/touching; here alone on it) splits by colour into three low
