@@ -398,9 +398,10 @@ class BlockFinder:
             return arms
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
         tower = _fit_tower(c)
-        if tower is not None:
+        if tower is not None and not _no_shadow_of_its_own(c.lamplight, tower):
             return [tower]
-        # Last, touching bricks of near colours (red beside orange under a warm lamp) that the
+        # Last (or where the tower casts no shadow of its own, and `fits` would drop it),
+        # touching bricks of near colours (red beside orange under a warm lamp) that the
         # usual split took for one: split finer, they stand only when every part is a brick of a
         # colour of its own, none of them another's wall in shade, and none the table in shade (a
         # finer split also parts a brick's top from its walls and its shadow on a gray mat, which
