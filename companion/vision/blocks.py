@@ -40,8 +40,8 @@ import numpy as np
 
 from companion.setup_file import Setup, TableSpec
 from companion.state import BlockState, MiniState
-from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit, TableRect,
-                                       fit_box, snap_side, top_face)
+from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit,
+                                       TableRect, fit_box, snap_side, top_face)
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, albedo_of_light, calibrating_shade,
                                      clipped_top, frame_top_shade, light_ratio, naming_wall, srgb_to_linear,
@@ -284,8 +284,9 @@ class BlockFinder:
             # (`shaded`), is no block: a candidate mostly in shade (a hand's soft shadow) is fitted
             # whole as a black brick would be, and a brick's shadow may be split off it as a part
             # of the table's colour.
-            return [b for b in found if not _no_shadow_of_its_own(self._lamplight, b)
-                    and not table_in_shade(b.top_bgr, table, white)]
+            # A tall box with no shadow of its own is none, or the low one its fit answers too.
+            lit = [b if not _no_shadow_of_its_own(self._lamplight, b) else _low_instead(view, b) for b in found]
+            return [b for b in lit if b is not None and not table_in_shade(b.top_bgr, table, white)]
 
         found = fits(shade)
         if not shade.any():
@@ -2086,6 +2087,31 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock) -> boo
                 and float(np.median(dark[seen])) < SHADOW_DARK_SHARE * lamp.depth)
 
     return any(lit_where_it_falls(lamp) and lit_where_it_falls(lamp.as_far(middle)) for lamp in lamplight.deep)
+
+
+def _low_instead(view: TableView, block: FoundBlock) -> FoundBlock | None:
+    """A tall box that casts no shadow of its own, taken at the low height its fit answers too:
+    a least cost among the low heights well inside their range (two plates below its end; a
+    tower's cost falls all the way to it). None for a wall's outline, or without such a height.
+    (A path-traced green 9.6 mm brick beside the lens, its top sheened, fitted 41.6 mm tall, its
+    costs' low minimum at 9.6: every tall box dropped on the benches' frames had its low
+    minimum at 32-35.2 mm.)"""
+    low = {h: cost for h, cost in block.fit.height_cost.items() if h < TALL_FROM_MM}
+    if len(block.footprint_mm) != 4 or not low:
+        return None
+    height = min(low, key=low.get)
+    if height > max(low) - 2 * PLATE_MM + 1e-6:
+        return None
+    # Under the top it was seen by (its silhouette is a tall box's: at the low height it would be
+    # a footprint too wide).
+    fit = block.fit
+    top = fit.top
+    again = BoxFit(top=top, silhouette=fit.silhouette, height_mm=height,
+                   footprint=top.scaled_about(view.foot_mm, 1 / float(view.k(height))),
+                   height_cost={h: cost - low[height] for h, cost in low.items()})
+    footprint, studs = _snapped(again.footprint)
+    return replace(block, footprint_mm=footprint.corners(), height_mm=height, studs=studs, fit=again,
+                   height_confidence=again.height_confidence)
 
 
 CAST_SHADE_MARGIN_MM = 3.0  # a box's shadow's penumbra, and its lamp found to a step

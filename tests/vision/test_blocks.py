@@ -694,6 +694,33 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
         assert _no_shadow_of_its_own(Lamplight((near,), dark, clear), tower) == (not has_a_shadow), truth
 
 
+def test_a_tall_box_with_no_shadow_of_its_own_is_the_low_brick_its_costs_also_answer(standard_scene):
+    """A sheened green 9.6 mm brick beside the lens (path-traced walls table 9) was fitted 41.6 mm
+    tall and dropped as casting no shadow of its own; its height costs had a second minimum at
+    9.6, well inside the low range. A tower's costs fall all the way to the low range's end (32-35.2
+    mm on every tall box the benches' frames dropped): it stays dropped."""
+    from companion.vision.blocks import TALL_FROM_MM, FoundBlock, _low_instead
+    from companion.vision.brickfit import HEIGHTS_MM, BoxFit
+
+    scene, _ = standard_scene
+    view = TableView(scene.camera, scene.pose)
+    footprint = TableRect(np.array([500.0, 170.0]), np.array([1.0, 0.0]), (15.9, 3.9))
+
+    def tall(costs: dict[float, float]) -> FoundBlock:
+        top = footprint.scaled_about(view.foot_mm, float(view.k(41.6)))
+        corners = np.concatenate([footprint.corners(), top.corners()])
+        silhouette = TableRect.from_quad(cv2.boxPoints(cv2.minAreaRect(corners.astype(np.float32))))
+        fit = BoxFit(top=top, silhouette=silhouette, height_mm=41.6, footprint=footprint, height_cost=costs)
+        return FoundBlock(footprint.corners(), 41.6, "green", 0.99, 0.9, 0.9, (4, 1), fit, np.array([70.0, 180.0, 130.0]))
+
+    low_minimum = {h: 0.0 if h == 41.6 else 22.8 + abs(h - 9.6) * 3 for h in HEIGHTS_MM}
+    brick = _low_instead(view, tall(low_minimum))
+    assert brick is not None and brick.height_mm == pytest.approx(9.6) and brick.color == "green"
+    assert all(h < TALL_FROM_MM for h in brick.fit.height_cost) and brick.fit.height_cost[9.6] == 0.0
+    falling = {h: max(0.0, 41.6 - h) * 2 for h in HEIGHTS_MM}  # a tower's: least at the low range's end
+    assert _low_instead(view, tall(falling)) is None
+
+
 def _shadowed_brick(surface: str, colour: str, towards_foot: bool):
     """Scene 3 on `surface` with one 2x4 brick two high seen from aside, and a lamp's shadow of it
     painted on the table: the footprint swept 22 mm (a lamp ~50 deg up) towards the camera's foot
