@@ -1949,12 +1949,17 @@ def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> B
     heights = np.array(list(fit.height_cost))
     total = np.array(list(fit.height_cost.values())) + cost
     best = int(np.argmin(total))
-    h = float(heights[best])
-    view = c.view
-    top = fit.top if top_pinned else top_face(fit.silhouette, view.foot_mm, h, view.camera_height_mm)
-    return BoxFit(top=top, silhouette=fit.silhouette, height_mm=h,
-                  footprint=top.scaled_about(view.foot_mm, 1 / float(view.k(h))),
-                  height_cost={float(hh): float(v - total[best]) for hh, v in zip(heights, total)})
+    return _box_at(c.view, fit, float(heights[best]),
+                   {float(hh): float(v - total[best]) for hh, v in zip(heights, total)}, top_pinned)
+
+
+def _box_at(view: TableView, fit: BoxFit, height_mm: float, height_cost: dict[float, float],
+            top_pinned: bool = False) -> BoxFit:
+    """A box fit taken at another height: its top from its silhouette at that height, or kept
+    where it was seen (`top_pinned`), its footprint under that top."""
+    top = fit.top if top_pinned else top_face(fit.silhouette, view.foot_mm, height_mm, view.camera_height_mm)
+    return BoxFit(top=top, silhouette=fit.silhouette, height_mm=height_mm,
+                  footprint=top.scaled_about(view.foot_mm, 1 / float(view.k(height_mm))), height_cost=height_cost)
 
 
 def _shadow_height_cost(c: _Candidate, tops: list[TableRect], heights: list[float]) -> np.ndarray | None:
@@ -2104,11 +2109,7 @@ def _low_instead(view: TableView, block: FoundBlock) -> FoundBlock | None:
         return None
     # Under the top it was seen by (its silhouette is a tall box's: at the low height it would be
     # a footprint too wide).
-    fit = block.fit
-    top = fit.top
-    again = BoxFit(top=top, silhouette=fit.silhouette, height_mm=height,
-                   footprint=top.scaled_about(view.foot_mm, 1 / float(view.k(height))),
-                   height_cost={h: cost - low[height] for h, cost in low.items()})
+    again = _box_at(view, block.fit, height, {h: cost - low[height] for h, cost in low.items()}, top_pinned=True)
     footprint, studs = _snapped(again.footprint)
     return replace(block, footprint_mm=footprint.corners(), height_mm=height, studs=studs, fit=again,
                    height_confidence=again.height_confidence)
