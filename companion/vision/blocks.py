@@ -77,6 +77,7 @@ SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be it
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
+TABLE_LIT_TINT = 0.05  # `_table_lit`: a face this near the table's tint, and lighter, may be the table
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
 SHADOW_OVER_BLACK = 2.0  # `_black_bricks_shadow`: a shadow beside black plastic has this many times its light
 BLACK_BESIDE_LEAST = 0.3  # ... over this share of the least brick's top
@@ -797,6 +798,7 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
         start = _rect_mm(silhouette, (x0, y0))
     if not _brick_sized(start):
         return None
+    pinnable = top is not None and not _table_lit(c, top)
     # Up to five bricks first; a fit that does not explain the outline (or wants more) is
     # tried again among a tower's heights: a tower's many-coloured walls can lead the low
     # range astray, and most blocks are low (the tall range for all would double the time).
@@ -805,11 +807,23 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
         fit = _fit_box(c, start, top is not None, heights=heights)
         if fit is None:
             continue
-        fit = _with_its_shadows(c, fit)
-        footprint, studs = _snapped(fit.footprint)
-        if fit.height_mm > max(HEIGHTS_MM) and studs is None:
-            continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
-        iou = _silhouette_fit(blob, [(footprint, fit.top)], origin, _cast_shade(c, [(footprint, fit.height_mm)]))
+        shadowed = _with_its_shadows(c, fit)
+        options = [shadowed]
+        if pinnable and shadowed.height_mm < fit.height_mm:
+            # Its shadows say it is lower than the fit: what the fit took for a wall was shadow, and
+            # its silhouette at the lower height takes it for top. The top seen standing out may
+            # be where the top is: whichever of the two explains the outline better.
+            options.append(_box_at(c.view, fit, shadowed.height_mm, shadowed.height_cost, top_pinned=True))
+        scored = []
+        for option in options:
+            footprint, studs = _snapped(option.footprint)
+            if option.height_mm > max(HEIGHTS_MM) and studs is None:
+                continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
+            scored.append((_silhouette_fit(blob, [(footprint, option.top)], origin,
+                                           _cast_shade(c, [(footprint, option.height_mm)])), option, footprint, studs))
+        if not scored:
+            continue
+        iou, fit, footprint, studs = max(scored, key=lambda s: s[0])
         if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
             best = (iou, fit, footprint, studs)
         if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
@@ -1829,6 +1843,15 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     if np.count_nonzero(top) < 0.3 * np.count_nonzero(blob):
         return None
     return top
+
+
+def _table_lit(c: _Candidate, face: np.ndarray) -> bool:
+    """Whether a lit face (mask) is the table's own colour, lighter than the table's estimate
+    there: a patch of table between a mini's shadow and a grout line, where the shadow darkened
+    the estimate (its light over the table's within TABLE_LIT_TINT of one tint)."""
+    ratio = _light_ratio(np.median(c.fine[face > 0], axis=0).astype(np.float64),
+                         _table_light(np.median(c.table_fine[face > 0], axis=0).astype(np.float64)))
+    return float(ratio.mean()) > 1.0 and float(np.linalg.norm(_tint(ratio))) < TABLE_LIT_TINT
 
 
 def _small_holes_filled(mask: np.ndarray, most_mm2: float) -> np.ndarray:
