@@ -77,6 +77,10 @@ SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be it
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
+TOP_SHARE_LEAST = 0.3  # `_top_face`: a lit face this much of the outline is the top ...
+TOP_SHARE_RECTANGLE = 0.15  # ... or this much, filling its rectangle, with no other hue beside it
+RECTANGLE_FILLED = 0.85
+OTHER_HUE_MM2 = 12.0  # `_another_hue`: a stud and a half of another colour
 TABLE_LIT_TINT = 0.05  # `_table_lit`: a face this near the table's tint, and lighter, may be the table
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
 SHADOW_OVER_BLACK = 2.0  # `_black_bricks_shadow`: a shadow beside black plastic has this many times its light
@@ -787,7 +791,7 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     # Start from the top face where it stands out, else from the whole silhouette (a black
     # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
     # light table differs by ten times the threshold and would spread a pixel wider.
-    top = _top_face(fine, blob)
+    top = _top_face(fine, blob, cv2.GaussianBlur(c.table_fine, (0, 0), 1.0).astype(np.float32))
     if top is not None:
         start = _rect_mm(top, (x0, y0))
     else:
@@ -1820,10 +1824,11 @@ def _filled_pieces(mask: np.ndarray, least_mm2: float = MIN_AREA_MM2) -> list[np
     return out
 
 
-def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
+def _top_face(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = None) -> np.ndarray | None:
     """The top face: lit from above, the brightest uniform part of a block, cut halfway between the
     top's brightness and the walls', kept to the top's colour (a lighter table is not it). None
-    when no such part stands out from the rest (black bricks, noise)."""
+    when no such part stands out from the rest (black bricks, noise). With `table` (the table's
+    colour under the outline), a smaller top will do on an outline of one brick."""
     smooth = cv2.GaussianBlur(fine, (0, 0), 1.0).astype(np.float32)
     value = np.maximum(np.maximum(smooth[..., 0], smooth[..., 1]), smooth[..., 2])
     core = cv2.erode(blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
@@ -1839,10 +1844,39 @@ def _top_face(fine: np.ndarray, blob: np.ndarray) -> np.ndarray | None:
     # levels above its walls', so is the noise): part of the top all the same (a row of them down
     # a wall's top cut its arms lengthwise into slivers 2-5 mm wide).
     top = _small_holes_filled(lit, STUD_HOLE_MM2)
-    # Most of the top face or nothing: a ragged piece of it would start the fit astray.
-    if np.count_nonzero(top) < 0.3 * np.count_nonzero(blob):
+    # Most of the top face or nothing: a ragged piece of it would start the fit astray. A tall
+    # narrow brick's top is less than its walls and its shadow (a 1x4 brick 28.8 mm high under a
+    # lamp: a quarter of its outline): whole when it fills its rectangle, asked for one brick's
+    # outline (`table` given), and no other hue than the top's and the table's is in the outline
+    # (touching bricks, a tower's courses: one top among them is no start for them all).
+    share = np.count_nonzero(top) / max(np.count_nonzero(blob), 1)
+    if share < TOP_SHARE_LEAST and not (table is not None and share >= TOP_SHARE_RECTANGLE
+                                        and _fills_its_rectangle(top) and not _another_hue(smooth, blob, top, table)):
         return None
     return top
+
+
+def _fills_its_rectangle(mask: np.ndarray) -> bool:
+    """Whether a mask fills the least rectangle about it to RECTANGLE_FILLED (a brick's whole top)."""
+    ys, xs = np.nonzero(mask)
+    (_, _), (w, h), _ = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
+    return len(xs) >= RECTANGLE_FILLED * (w + 1) * (h + 1)
+
+
+def _another_hue(smooth: np.ndarray, blob: np.ndarray, top: np.ndarray, table: np.ndarray) -> bool:
+    """Whether an outline holds OTHER_HUE_MM2 or more of a chromaticity other than its top's (its
+    walls are the top's colour in shade) and the table's under it (its shadow, however deep), away
+    from the top's blurred edge: a touching brick or a tower's course."""
+    hue = chromaticity(smooth)
+    tolerance = CHROMA_APART + chroma_noise(smooth.sum(axis=-1))  # per pixel (`chroma_tolerance`)
+
+    def apart(colour: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(hue - chromaticity(colour), axis=-1) > tolerance
+
+    top_colour = np.median(smooth[top > 0], axis=0)
+    away = (blob > 0) & (cv2.dilate(top, np.ones((5, 5), np.uint8)) == 0)
+    other = away & apart(top_colour) & apart(table)
+    return np.count_nonzero(other) * FINE_MM ** 2 >= OTHER_HUE_MM2
 
 
 def _table_lit(c: _Candidate, face: np.ndarray) -> bool:
