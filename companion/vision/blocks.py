@@ -79,7 +79,7 @@ SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's b
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
 TOP_SHARE_LEAST = 0.3  # `_top_face`: a lit face this much of the outline is the top ...
 TOP_SHARE_RECTANGLE = 0.15  # ... or this much, filling its rectangle, with no other hue beside it
-RECTANGLE_FILLED = 0.85
+RECTANGLE_FILLED = 0.85  # ... to this share of its least rectangle (`_fills_its_rectangle`)
 OTHER_HUE_MM2 = 12.0  # `_another_hue`: a stud and a half of another colour
 TABLE_LIT_TINT = 0.05  # `_table_lit`: a face this near the table's tint, and lighter, may be the table
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
@@ -1416,7 +1416,7 @@ def chroma_tolerance(bgr: np.ndarray) -> float:
     return CHROMA_APART + chroma_noise(float(np.sum(bgr)))
 
 
-def chroma_noise(channel_sum: float) -> float:
+def chroma_noise(channel_sum: float | np.ndarray) -> float | np.ndarray:
     """What noise adds to the chromaticity of a colour whose channels sum to this (8-bit)."""
     return 800.0 / (channel_sum + 1.0)
 

@@ -1017,11 +1017,17 @@ def _bench_tower_alone(renderer: str, seed: int, kind: str = "stacks"):
     """The tower (or, kind "walls", the wall that turns) of a walls/towers/touching bench table
     alone on it: its truth, and the blocks found within 60 mm of it."""
     from companion.bench.vision import bench_scene
-    from companion.synth.worlds import Camera
 
     table = bench_scene(renderer, seed, "standard", n_walls=1, n_towers=1, n_touching=1)
     bricks = tuple(table.bricks[i] for i in getattr(table, kind)[0])
-    scene = replace(table, bricks=bricks, **{"stacks": (), "walls": (), kind: (tuple(range(len(bricks))),)})
+    return _alone_found(renderer, replace(table, bricks=bricks, **{"stacks": (), "walls": (), kind: (tuple(range(len(bricks))),)}))
+
+
+def _alone_found(renderer: str, scene):
+    """A scene of one block seen by `renderer`'s camera: its truth, and the blocks found within
+    60 mm of it."""
+    from companion.synth.worlds import Camera
+
     truth, = scene.truth_blocks()
     centre = np.concatenate(truth.footprints).mean(axis=0)
     blocks = [b for b in Locator(scene.setup()).analyse(Camera(renderer).render(scene)).blocks
@@ -1357,16 +1363,10 @@ def _bench_brick_alone(renderer: str, seed: int, near_mm: tuple[float, float]):
     """The loose brick of a standard bench table nearest a place, alone on it (its minis stay: the
     lamps are found from their shadows): its truth, and the blocks found within 60 mm of it."""
     from companion.bench.vision import bench_scene
-    from companion.synth.worlds import Camera
 
     table = bench_scene(renderer, seed, "standard")
     brick = min(table.bricks, key=lambda b: np.hypot(b.x_mm - near_mm[0], b.y_mm - near_mm[1]))
-    scene = replace(table, bricks=(brick,), stacks=(), walls=())
-    truth, = scene.truth_blocks()
-    centre = np.concatenate(truth.footprints).mean(axis=0)
-    blocks = [b for b in Locator(scene.setup()).analyse(Camera(renderer).render(scene)).blocks
-              if np.hypot(*(b.footprint_mm.mean(axis=0) - centre)) < 60.0]
-    return truth, blocks
+    return _alone_found(renderer, replace(table, bricks=(brick,), stacks=(), walls=()))
 
 
 def test_a_plates_shadow_towards_the_camera_is_no_top_of_it():
