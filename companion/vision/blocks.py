@@ -791,7 +791,7 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     # Start from the top face where it stands out, else from the whole silhouette (a black
     # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
     # light table differs by ten times the threshold and would spread a pixel wider.
-    top = _top_face(fine, blob, cv2.GaussianBlur(c.table_fine, (0, 0), 1.0).astype(np.float32))
+    top = _top_face(fine, blob, c.table_fine)
     if top is not None:
         start = _rect_mm(top, (x0, y0))
     else:
@@ -802,7 +802,6 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
         start = _rect_mm(silhouette, (x0, y0))
     if not _brick_sized(start):
         return None
-    pinnable = top is not None and not _table_lit(c, top)
     # Up to five bricks first; a fit that does not explain the outline (or wants more) is
     # tried again among a tower's heights: a tower's many-coloured walls can lead the low
     # range astray, and most blocks are low (the tall range for all would double the time).
@@ -813,7 +812,7 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
             continue
         shadowed = _with_its_shadows(c, fit)
         options = [shadowed]
-        if pinnable and shadowed.height_mm < fit.height_mm:
+        if top is not None and shadowed.height_mm < fit.height_mm and not _table_lit(c, top):
             # Its shadows say it is lower than the fit: what the fit took for a wall was shadow, and
             # its silhouette at the lower height takes it for top. The top seen standing out may
             # be where the top is: whichever of the two explains the outline better.
@@ -1410,10 +1409,10 @@ def chromaticity(bgr: np.ndarray) -> np.ndarray:
     return 100.0 * values / np.maximum(values.sum(axis=-1, keepdims=True), 1.0)
 
 
-def chroma_tolerance(bgr: np.ndarray) -> float:
+def chroma_tolerance(bgr: np.ndarray) -> float | np.ndarray:
     """How far a colour's chromaticity wanders with noise: further for a dark one (a black brick's
-    channels are a few levels each)."""
-    return CHROMA_APART + chroma_noise(float(np.sum(bgr)))
+    channels are a few levels each). Of one colour (3,), or of each pixel of an image."""
+    return CHROMA_APART + chroma_noise(np.sum(bgr, axis=-1, dtype=np.float64))
 
 
 def chroma_noise(channel_sum: float | np.ndarray) -> float | np.ndarray:
@@ -1866,16 +1865,16 @@ def _fills_its_rectangle(mask: np.ndarray) -> bool:
 def _another_hue(smooth: np.ndarray, blob: np.ndarray, top: np.ndarray, table: np.ndarray) -> bool:
     """Whether an outline holds OTHER_HUE_MM2 or more of a chromaticity other than its top's (its
     walls are the top's colour in shade) and the table's under it (its shadow, however deep), away
-    from the top's blurred edge: a touching brick or a tower's course."""
-    hue = chromaticity(smooth)
-    tolerance = CHROMA_APART + chroma_noise(smooth.sum(axis=-1))  # per pixel (`chroma_tolerance`)
+    from the top's blurred edge: a touching brick or a tower's course. `table`: the table's colours
+    under the cut-out, smoothed here as `smooth` was."""
+    hue, tolerance = chromaticity(smooth), chroma_tolerance(smooth)
 
     def apart(colour: np.ndarray) -> np.ndarray:
         return np.linalg.norm(hue - chromaticity(colour), axis=-1) > tolerance
 
     top_colour = np.median(smooth[top > 0], axis=0)
     away = (blob > 0) & (cv2.dilate(top, np.ones((5, 5), np.uint8)) == 0)
-    other = away & apart(top_colour) & apart(table)
+    other = away & apart(top_colour) & apart(cv2.GaussianBlur(table, (0, 0), 1.0).astype(np.float32))
     return np.count_nonzero(other) * FINE_MM ** 2 >= OTHER_HUE_MM2
 
 
