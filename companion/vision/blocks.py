@@ -379,7 +379,17 @@ class BlockFinder:
             tower = _fit_tower(c, one)
             return [tower if tower is not None else one]
         # Bricks of different colours that touch (one box's top would not be one colour).
-        parts, parts_agreement, parts_as_reported = _fit_parts(c, c.parts)
+        split = c.parts
+        parts, parts_agreement, parts_as_reported = _fit_parts(c, split)
+        # A part lost whose colour took in the table in shade beside it (an orange brick's shadow
+        # on wood is wood's hue, darker: near orange): the touching fit grew the brick over its
+        # shadow, and its top was then no one colour. Fitted again with the shade taken for
+        # table, the split stands where it gives more bricks.
+        for lit in _shade_cuts(c, split) if split is not None and len(parts) < len(split.cores) else []:
+            again = _fit_parts(c, lit)
+            if len(again[0]) > len(parts):
+                split, (parts, parts_agreement, parts_as_reported) = lit, again
+                break
         if parts:
             # Touching bricks of other colours, or a tower's top with the bands of its walls'
             # other colours split off as low neighbours. The tower fitted to the outline is taken
@@ -393,7 +403,7 @@ class BlockFinder:
                 assert c.tall_on_outline is not None  # (the tower was placed by it)
                 if max(b.height_mm for b in parts) >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement:
                     return [tower]
-                points, labels = _map_points(c.parts.labels, c.origin)
+                points, labels = _map_points(split.labels, c.origin)
                 if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
                                      c.view.camera_height_mm) > parts_as_reported:
                     return [tower]
@@ -569,6 +579,29 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         return [], 0.0, 0.0
     as_reported = box_agreement(points, scored, list(reported.values()), foot, c.view.camera_height_mm, list(reported))
     return blocks, max(p.agreement for p in placed), as_reported
+
+
+PART_SHADE_SHARE = 0.2  # a part this much of which may be the table in shade may have taken in a shadow
+
+
+def _shade_cuts(c: _Candidate, split: "ColourParts") -> list["ColourParts"]:
+    """The colour split with what may be the table in shade (`maybe_shade`) taken out of the parts
+    that are PART_SHADE_SHARE of it or more, and scored as table: first only where the part's own
+    walls cannot show (between the rest of it and the camera's foot: a black brick's walls pass for
+    a gray mat in shade too), then everywhere. None when no part is that much shade."""
+    shade = c.maybe_shade > 0
+    shaded = [i for i, core in enumerate(split.cores) if float(shade[core > 0].mean()) >= PART_SHADE_SHARE]
+    cuts = []
+    for keep_walls in (True, False):
+        labels, cores = split.labels.copy(), list(split.cores)
+        for i in shaded:
+            table = shade & (labels == i)
+            if keep_walls:
+                table &= _towards_foot((cores[i] > 0) & ~shade, c.origin, c.view, HEIGHTS_MM[-1]) == 0
+            labels[table] = TABLE
+            cores[i] = cores[i] & (~table).astype(np.uint8)
+        cuts.append(ColourParts(cores, labels))
+    return cuts if shaded else []
 
 
 def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray) -> bool:
