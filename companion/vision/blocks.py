@@ -504,7 +504,7 @@ class _Candidate:
     def parts(self) -> "ColourParts | None":
         """The candidate split by colour (`colour_parts`, a k-means): the touching bricks' fit and
         the tower's tops both ask for it."""
-        return colour_parts(self.fine, self.blob, self.differing)
+        return _without_table_in_shade(self, colour_parts(self.fine, self.blob, self.differing))
 
     @cached_property
     def finer_parts(self) -> "ColourParts | None":
@@ -579,6 +579,30 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         return [], 0.0, 0.0
     as_reported = box_agreement(points, scored, list(reported.values()), foot, c.view.camera_height_mm, list(reported))
     return blocks, max(p.agreement for p in placed), as_reported
+
+
+def _without_table_in_shade(c: _Candidate, split: "ColourParts | None") -> "ColourParts | None":
+    """A colour split of more parts than are fitted (MAX_PARTS) without those that are the table
+    in shade (`table_in_shade`, which tells shade from black plastic where the table has a hue: a
+    brick's shadow on felt is the felt's colour darker, a colour of its own), scored as table;
+    None when fewer than two parts are left. (Three pieces of a row's shadow on green felt beside
+    three touching bricks made six parts. Not for fewer: a part that took in its own shadow, an
+    orange brick's on wood, may read as shade on the whole, and a tower's walls in shade too.)"""
+    if split is None or len(split.cores) <= MAX_PARTS:
+        return split
+    table = [i for i, core in enumerate(split.cores)
+             if table_in_shade(c.fine[core > 0], c.table_fine[core > 0], c.white)]
+    if not table:
+        return split
+    kept = [i for i in range(len(split.cores)) if i not in table]
+    if len(kept) < 2:
+        return None
+    renumber = np.full(len(split.cores), TABLE, np.int32)
+    renumber[kept] = np.arange(len(kept))
+    labels = np.where(split.labels >= 0, renumber[np.maximum(split.labels, 0)], split.labels)
+    for i in table:
+        labels[split.cores[i] > 0] = TABLE
+    return ColourParts([split.cores[i] for i in kept], labels)
 
 
 PART_SHADE_SHARE = 0.2  # a part this much of which may be the table in shade may have taken in a shadow

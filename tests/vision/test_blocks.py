@@ -1390,20 +1390,36 @@ def test_a_shadow_of_a_touching_bricks_hue_is_table_not_brick():
     touching fit grew the brick over it (48 mm, two studs wide), its top was then no one colour,
     and the orange brick was missed. Fitted again with what may be the table in shade taken for
     table, all three stand."""
+    _row_alone_found("raycast", 2, (650.0, 347.0), ["black", "blue", "orange"], 6.4)
+
+
+def test_a_touching_rows_shadow_in_pieces_on_felt_is_no_part():
+    """Gray 28.8, blue 19.2 and orange 19.2 mm bricks touching in a row on green felt (ray-cast
+    bench table 5, walls/towers/touching; the row alone on it), the blue one mostly hidden: the
+    row's shadow on the felt, broken by the bricks' walls into three pieces of the felt's colour
+    darker, made six colour parts with the bricks', more than a split is fitted with, and the row
+    was missed. Pieces that are the table in shade are no part."""
+    _row_alone_found("raycast", 5, (277.0, 700.0), ["blue", "gray", "orange"], 3.2)
+
+
+def _row_alone_found(renderer: str, seed: int, near_mm: tuple[float, float], colours: list[str],
+                     height_tolerance_mm: float) -> None:
+    """The touching row of a walls/towers/touching bench table near a place, alone on it: each of
+    its bricks found where it stands (IoU >= 0.7), named right, its height within a tolerance."""
     from companion.bench.vision import bench_scene
     from companion.synth.worlds import Camera
 
-    table = bench_scene("raycast", 2, "standard", n_walls=1, n_towers=1, n_touching=1)
-    row = tuple(b for b in table.bricks if np.hypot(b.x_mm - 650.0, b.y_mm - 347.0) < 40.0)
+    table = bench_scene(renderer, seed, "standard", n_walls=1, n_towers=1, n_touching=1)
+    row = tuple(b for b in table.bricks if np.hypot(b.x_mm - near_mm[0], b.y_mm - near_mm[1]) < 40.0)
     scene = replace(table, bricks=row, stacks=(), walls=())
     truths = scene.truth_blocks()
-    assert sorted(t.colour for t in truths) == ["black", "blue", "orange"]
-    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    assert sorted(t.colour for t in truths) == colours
+    blocks = Locator(scene.setup()).analyse(Camera(renderer).render(scene)).blocks
     for truth in truths:
         seen = max(blocks, key=lambda b: polygon_iou(b.footprint_mm, truth.footprints[0]))
         assert polygon_iou(seen.footprint_mm, truth.footprints[0]) >= 0.7, truth.colour
         assert seen.color == truth.colour
-        assert abs(seen.height_mm - truth.height_mm) <= 6.5, (truth.colour, seen.height_mm)
+        assert abs(seen.height_mm - truth.height_mm) <= height_tolerance_mm + 1e-6, (truth.colour, seen.height_mm)
 
 
 def test_a_tall_narrow_bricks_top_is_a_start_though_its_walls_and_shadow_are_more():
