@@ -372,7 +372,7 @@ class BlockFinder:
                        self.palette, self._lamplight)
         one = _fit_one(c)
         if one is not None and one.height_mm < TALL_FROM_MM:
-            return [one]
+            return (_two_colours_instead(c, one) if one.colour_confidence < SURE_ONE_COLOUR else []) or [one]
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
@@ -426,15 +426,19 @@ class BlockFinder:
         bricks, _, _ = _fit_parts(c, finer)
         if not bricks or finer is None or len(bricks) < len(finer.cores) or len({b.color for b in bricks}) < len(bricks):
             return []
-        table = np.median(c.table_fine[c.blob > 0], axis=0)
-        if _a_wall_of_another(c, bricks) or any(_top_may_be_shade(c.lamplight, b.top_bgr, table) for b in bricks):
-            return []
-        return bricks
+        return bricks if _each_a_brick_of_its_own(c, bricks) else []
 
 
 # Two tops of near colours under one lamp: the darker has at least this share of the other's light
 # (a red top has 0.57 of an orange one's, path traced; the split-off wall of a blue brick 0.04).
 FINER_TOPS_LIGHT = 0.35
+
+
+def _each_a_brick_of_its_own(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
+    """Whether none of the bricks a split gave is another's wall in shade (`_a_wall_of_another`)
+    or has a top that may be the table in shade (a brick's shadow split off as a dark part)."""
+    table = np.median(c.table_fine[c.blob > 0], axis=0)
+    return not (_a_wall_of_another(c, bricks) or any(_top_may_be_shade(c.lamplight, b.top_bgr, table) for b in bricks))
 
 
 def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
@@ -579,6 +583,25 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         return [], 0.0, 0.0
     as_reported = box_agreement(points, scored, list(reported.values()), foot, c.view.camera_height_mm, list(reported))
     return blocks, max(p.agreement for p in placed), as_reported
+
+
+SURE_ONE_COLOUR = 0.95  # a box's top named less surely may be two bricks of near colours (of 245 ray-cast blocks, 4)
+
+
+def _two_colours_instead(c: _Candidate, one: FoundBlock) -> list[FoundBlock]:
+    """Touching bricks of near colours where one box explained the outline (an orange and a
+    yellow brick of a height, one box over both named orange, not surely): the bricks split by
+    colour (`_fit_parts`), each named another colour and a brick of its own, where they explain the
+    colour map better than the one box does as any one of its parts; else none."""
+    split = c.parts
+    parts, _, as_reported = _fit_parts(c, split)
+    if len(parts) < 2 or len({b.color for b in parts}) < len(parts) or not _each_a_brick_of_its_own(c, parts):
+        return []
+    assert split is not None
+    points, labels = _map_points(split.labels, c.origin)
+    as_one = max(box_agreement(points, labels, [(one.fit.footprint, one.height_mm)], c.view.foot_mm,
+                               c.view.camera_height_mm, [part]) for part in range(len(split.cores)))
+    return parts if as_reported > as_one else []
 
 
 def _without_table_in_shade(c: _Candidate, split: "ColourParts | None") -> "ColourParts | None":
