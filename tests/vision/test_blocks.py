@@ -1402,6 +1402,20 @@ def test_a_touching_rows_shadow_in_pieces_on_felt_is_no_part():
     _row_alone_found("raycast", 5, (277.0, 700.0), ["blue", "gray", "orange"], 3.2)
 
 
+def test_a_dark_towers_shadows_on_wood_are_left_out_though_most_of_its_outline():
+    """A tower 44.8 mm high, a yellow 1x4 top over dark green courses, on wood under two lamps
+    (ray-cast bench table 13, walls/towers/touching; the tower alone on it): its two shadows are
+    most of its outline and its dark walls stand beside them, so no shade was left out (as for a
+    black brick the shade test takes for shade all over); one shadow falls towards the camera's
+    foot, where a taller tower's walls would be, and the tower fitted 124.8 mm tall, its top off
+    the yellow, and was dropped. On wood the tint tells shade from dark plastic: left out last."""
+    (footprints, height, colour, _), blocks = _bench_tower_alone("raycast", 13)
+    assert colour == "yellow" and height == pytest.approx(44.8)
+    assert [b.color for b in blocks] == ["yellow"], [(b.color, b.height_mm) for b in blocks]
+    assert abs(blocks[0].height_mm - height) <= 3.2
+    assert polygon_iou(blocks[0].footprint_mm, footprints[0]) >= 0.7
+
+
 def test_touching_bricks_of_near_colours_are_no_one_box():
     """An orange and a yellow 2x1 brick of one height (28.8 mm) touching on green felt (ray-cast
     bench table 18, walls/towers/touching; the row alone on it): one box over both explained the
