@@ -928,6 +928,17 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
         return None
     iou, fit, footprint, studs = best
     seen = _top_seen(c, fit)
+    if seen is None and top is not None and not _table_lit(c, top):
+        # The top taken again from the silhouette took in a wall in shade beside it and is no one
+        # colour (a gray 2x4 brick on gray tiles, its dark walls and shadow one with it: a 40 x 23
+        # mm top): the box under the top seen standing out, where it explains the outline too.
+        pinned = _box_at(c.view, replace(fit, top=start), fit.height_mm, fit.height_cost, top_pinned=True)
+        footprint, studs = _snapped(pinned.footprint)
+        iou = _silhouette_fit(blob, [(footprint, pinned.top)], origin, _cast_shade(c, [(footprint, pinned.height_mm)]))
+        if iou < MIN_SILHOUETTE_FIT or (pinned.height_mm > max(HEIGHTS_MM) and studs is None):
+            return None
+        fit = pinned
+        seen = _top_seen(c, fit)
     if seen is None:
         return None
     top_bgr, colour, colour_conf, reading = seen
