@@ -385,7 +385,8 @@ class BlockFinder:
                        self.palette, self._lamplight)
         one = _fit_one(c)
         if one is not None and one.height_mm < TALL_FROM_MM:
-            return (_two_colours_instead(c, one) if one.colour_confidence < SURE_ONE_COLOUR else []) or [one]
+            unsure = one.colour_confidence < SURE_ONE_COLOUR and _top_spans_two_colours(c, one)
+            return (_two_colours_instead(c, one) if unsure else []) or [one]
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
@@ -398,7 +399,7 @@ class BlockFinder:
         # on wood is wood's hue, darker: near orange): the touching fit grew the brick over its
         # shadow, and its top was then no one colour. Fitted again with the shade taken for
         # table, the split stands where it gives more bricks.
-        for lit in _shade_cuts(c, split) if split is not None and len(parts) < len(split.cores) else []:
+        for lit in _shade_cuts(c, split, parts) if split is not None and len(parts) < len(split.cores) else []:
             again = _fit_parts(c, lit)
             if len(again[0]) > len(parts):
                 split, (parts, parts_agreement, parts_as_reported) = lit, again
@@ -601,6 +602,19 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
 SURE_ONE_COLOUR = 0.95  # a box's top named less surely may be two bricks of near colours (of 245 ray-cast blocks, 4)
 
 
+# A top's samples' chromaticity (per cent), 10th to 90th percentile in its widest channel, from
+# which it may be two bricks' tops: of 150 unsure low boxes on four benches' frames it spanned
+# 0.3-15.8, the two that were two bricks 5.4 and 15.8. (The colour split it would ask for is a
+# k-means: 7 ms a candidate.)
+TWO_COLOURS_SPREAD = 4.0
+
+
+def _top_spans_two_colours(c: _Candidate, one: FoundBlock) -> bool:
+    """Whether a box's top, sampled, spans more chromaticity than one brick's (TWO_COLOURS_SPREAD)."""
+    chroma = chromaticity(c.view.sample(c.image, _top_points(one.fit.top)))
+    return float((np.percentile(chroma, 90, axis=0) - np.percentile(chroma, 10, axis=0)).max()) >= TWO_COLOURS_SPREAD
+
+
 def _two_colours_instead(c: _Candidate, one: FoundBlock) -> list[FoundBlock]:
     """Touching bricks of near colours where one box explained the outline (an orange and a
     yellow brick of a height, one box over both named orange, not surely): the bricks split by
@@ -644,13 +658,26 @@ def _without_table_in_shade(c: _Candidate, split: "ColourParts | None") -> "Colo
 PART_SHADE_SHARE = 0.2  # a part this much of which may be the table in shade may have taken in a shadow
 
 
-def _shade_cuts(c: _Candidate, split: "ColourParts") -> list["ColourParts"]:
+def _part_stood(c: _Candidate, core: np.ndarray, stood: list[FoundBlock]) -> bool:
+    """Whether a part's core has its middle under the top of a brick that stood."""
+    ys, xs = np.nonzero(core)
+    middle = tuple(float(v) for v in np.asarray(c.origin) + (np.array([xs.mean(), ys.mean()]) + 0.5) * FINE_MM)
+    return any(cv2.pointPolygonTest(b.fit.top.corners().astype(np.float32), middle, False) >= 0 for b in stood)
+
+
+def _shade_cuts(c: _Candidate, split: "ColourParts", stood: list[FoundBlock]) -> list["ColourParts"]:
     """The colour split with what may be the table in shade (`maybe_shade`) taken out of the parts
     that are PART_SHADE_SHARE of it or more, and scored as table: first only where the part's own
     walls cannot show (between the rest of it and the camera's foot: a black brick's walls pass for
-    a gray mat in shade too), then everywhere. None when no part is that much shade."""
+    a gray mat in shade too), then everywhere. None when no part lost (none of the bricks the split
+    gave, `stood`, has its middle) is that much shade and, the shade left out, still a core."""
     shade = c.maybe_shade > 0
-    shaded = [i for i, core in enumerate(split.cores) if float(shade[core > 0].mean()) >= PART_SHADE_SHARE]
+    # (A part all shade, a shadow, leaves no core; one that stood is no part lost.)
+    shaded = [i for i, core in enumerate(split.cores) if float(shade[core > 0].mean()) >= PART_SHADE_SHARE
+              and np.count_nonzero((core > 0) & ~shade) * FINE_MM ** 2 >= MIN_AREA_MM2 / 2
+              and not _part_stood(c, core, stood)]
+    if not shaded:
+        return []
     cuts = []
     for keep_walls in (True, False):
         labels, cores = split.labels.copy(), list(split.cores)
@@ -661,7 +688,7 @@ def _shade_cuts(c: _Candidate, split: "ColourParts") -> list["ColourParts"]:
             labels[table] = TABLE
             cores[i] = cores[i] & (~table).astype(np.uint8)
         cuts.append(ColourParts(cores, labels))
-    return cuts if shaded else []
+    return cuts
 
 
 def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray) -> bool:

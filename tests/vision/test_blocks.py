@@ -1450,17 +1450,24 @@ def test_a_top_seen_stands_where_the_silhouettes_top_is_no_one_colour():
     but the top taken again from the silhouette took in the walls in shade (40 x 23 mm for 32 x 16)
     and was no one colour, and the brick was missed. The box under the top seen stands instead
     where it explains the outline too. (Its height is read low: 19.2 mm.)"""
+    truth, blocks = _found_on_the_whole_table("raycast", 6, "hard", (442.0, 134.0), 15.0)
+    assert truth.colour == "gray" and truth.height_mm == pytest.approx(28.8)
+    assert [b.color for b in blocks] == ["gray"], [(b.color, b.height_mm) for b in blocks]
+    assert polygon_iou(blocks[0].footprint_mm, truth.footprints[0]) >= 0.5
+
+
+def _found_on_the_whole_table(renderer: str, seed: int, level: str, near_mm: tuple[float, float], within_mm: float):
+    """The bench block within 10 mm of a place on a whole bench table, and the blocks found within
+    `within_mm` of it."""
     from companion.bench.vision import bench_scene
     from companion.synth.worlds import Camera
 
-    scene = bench_scene("raycast", 6, "hard")
-    truth = next(t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - (442, 134))) < 10)
-    assert truth.colour == "gray" and truth.height_mm == pytest.approx(28.8)
+    scene = bench_scene(renderer, seed, level)
+    truth = next(t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - near_mm)) < 10)
     centre = np.concatenate(truth.footprints).mean(axis=0)
-    blocks = [b for b in Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
-              if np.hypot(*(b.footprint_mm.mean(axis=0) - centre)) < 15.0]
-    assert [b.color for b in blocks] == ["gray"], [(b.color, b.height_mm) for b in blocks]
-    assert polygon_iou(blocks[0].footprint_mm, truth.footprints[0]) >= 0.5
+    blocks = [b for b in Locator(scene.setup()).analyse(Camera(renderer).render(scene)).blocks
+              if np.hypot(*(b.footprint_mm.mean(axis=0) - centre)) < within_mm]
+    return truth, blocks
 
 
 def test_a_tall_narrow_bricks_top_is_a_start_though_its_walls_and_shadow_are_more():
@@ -1469,15 +1476,8 @@ def test_a_tall_narrow_bricks_top_is_a_start_though_its_walls_and_shadow_are_mor
     of the outline, and was taken for a ragged piece of a top: the fit started from the whole
     outline, shadow and all, and the brick was missed. A lit face that fills its rectangle is a
     whole top where no other hue than its own and the felt's is in the outline."""
-    from companion.bench.vision import bench_scene
-    from companion.synth.worlds import Camera
-
-    scene = bench_scene("raycast", 5, "hard")
-    truth = next(t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - (592, 474))) < 10)
+    truth, blocks = _found_on_the_whole_table("raycast", 5, "hard", (592.0, 474.0), 30.0)
     assert truth.colour == "white" and truth.height_mm == pytest.approx(28.8)
-    centre = np.concatenate(truth.footprints).mean(axis=0)
-    blocks = [b for b in Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
-              if np.hypot(*(b.footprint_mm.mean(axis=0) - centre)) < 30.0]
     assert [b.color for b in blocks] == ["white"], [(b.color, b.height_mm) for b in blocks]
     assert abs(blocks[0].height_mm - truth.height_mm) <= 4.8
     assert polygon_iou(blocks[0].footprint_mm, truth.footprints[0]) >= 0.7
