@@ -762,12 +762,14 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
     if named is None:
         return None
     block = _placed_block(placed, fit, named)
-    if _no_shadow_of_its_own(c.lamplight, block):
+    if _no_shadow_of_its_own(c.lamplight, block) or placed.height_mm >= max(ALL_HEIGHTS_MM):
         # Too tall for the shadow it casts (its outline read long: a 73.6 mm tower at 89.6 mm,
         # whose shadow's far part then lies on lit table): the height its shadows and its
         # outline agree on, its top where it is seen, if that is a tower casting its shadow.
         # Not for every tower: a lamp found from the minis' short shadows may be placed far
-        # off, and a tower's long shadow then tells its height worse than its outline does.
+        # off, and a tower's long shadow then tells its height worse than its outline does. But
+        # an outline that asks for the tallest tower there is has more than the tower in it (a
+        # shadow towards the camera's foot: 96 and 99.2 mm towers read 124.8, their tops off).
         shadowed = _with_its_shadows(c, fit, top_pinned=True)
         again = _placed_block(replace(placed, footprint=shadowed.footprint, height_mm=shadowed.height_mm), shadowed, named)
         if shadowed.height_mm >= TALL_FROM_MM and not _no_shadow_of_its_own(c.lamplight, again):

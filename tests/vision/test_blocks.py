@@ -1416,6 +1416,20 @@ def test_a_dark_towers_shadows_on_wood_are_left_out_though_most_of_its_outline()
     assert polygon_iou(blocks[0].footprint_mm, footprints[0]) >= 0.7
 
 
+@pytest.mark.parametrize("seed, colour, height_mm", [(14, "black", 96.0), (4, "orange", 99.2)])
+def test_a_towers_outline_that_asks_for_the_tallest_is_told_by_its_shadows(seed, colour, height_mm):
+    """Towers of ten bricks or so (ray-cast bench tables 14 and 4, walls/towers/touching; alone on
+    them): a shadow towards the camera's foot lengthens the outline, and the box fitted to it took
+    the tallest height there is (124.8 mm), its top off the tower's (IoU 0.21-0.37 with it). An
+    outline that asks for the tallest tower has more than the tower in it: the height its shadows
+    and its outline agree on, its top where it is seen."""
+    (footprints, height, truth_colour, _), blocks = _bench_tower_alone("raycast", seed)
+    assert truth_colour == colour and height == pytest.approx(height_mm)
+    assert [b.color for b in blocks] == [colour], [(b.color, b.height_mm) for b in blocks]
+    assert abs(blocks[0].height_mm - height) <= 4.8
+    assert polygon_iou(blocks[0].footprint_mm, footprints[0]) >= 0.7
+
+
 def test_touching_bricks_of_near_colours_are_no_one_box():
     """An orange and a yellow 2x1 brick of one height (28.8 mm) touching on green felt (ray-cast
     bench table 18, walls/towers/touching; the row alone on it): one box over both explained the
