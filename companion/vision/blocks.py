@@ -611,7 +611,7 @@ TWO_COLOURS_SPREAD = 4.0
 
 def _top_spans_two_colours(c: _Candidate, one: FoundBlock) -> bool:
     """Whether a box's top, sampled, spans more chromaticity than one brick's (TWO_COLOURS_SPREAD)."""
-    chroma = chromaticity(c.view.sample(c.image, _top_points(one.fit.top)))
+    chroma = chromaticity(_top_samples(c.image, c.view, one.fit.top))
     return float((np.percentile(chroma, 90, axis=0) - np.percentile(chroma, 10, axis=0)).max()) >= TWO_COLOURS_SPREAD
 
 
@@ -661,7 +661,7 @@ PART_SHADE_SHARE = 0.2  # a part this much of which may be the table in shade ma
 def _part_stood(c: _Candidate, core: np.ndarray, stood: list[FoundBlock]) -> bool:
     """Whether a part's core has its middle under the top of a brick that stood."""
     ys, xs = np.nonzero(core)
-    middle = tuple(float(v) for v in np.asarray(c.origin) + (np.array([xs.mean(), ys.mean()]) + 0.5) * FINE_MM)
+    middle = tuple(float(v) for v in _pixels_mm(xs, ys, c.origin).mean(axis=0))
     return any(cv2.pointPolygonTest(b.fit.top.corners().astype(np.float32), middle, False) >= 0 for b in stood)
 
 
@@ -924,6 +924,16 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
         start = _rect_mm(silhouette, (x0, y0))
     if not _brick_sized(start):
         return None
+
+    def scored(option: BoxFit) -> tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None:
+        """A box fit as (how well it explains the outline, the fit, its footprint snapped to
+        bricks, its studs); None for a tower whose sides are no brick's (a painted mini's body)."""
+        footprint, studs = _snapped(option.footprint)
+        if option.height_mm > max(HEIGHTS_MM) and studs is None:
+            return None
+        return (_silhouette_fit(blob, [(footprint, option.top)], origin, _cast_shade(c, [(footprint, option.height_mm)])),
+                option, footprint, studs)
+
     # Up to five bricks first; a fit that does not explain the outline (or wants more) is
     # tried again among a tower's heights: a tower's many-coloured walls can lead the low
     # range astray, and most blocks are low (the tall range for all would double the time).
@@ -939,16 +949,10 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
             # its silhouette at the lower height takes it for top. The top seen standing out may
             # be where the top is: whichever of the two explains the outline better.
             options.append(_box_at(c.view, fit, shadowed.height_mm, shadowed.height_cost, top_pinned=True))
-        scored = []
-        for option in options:
-            footprint, studs = _snapped(option.footprint)
-            if option.height_mm > max(HEIGHTS_MM) and studs is None:
-                continue  # a tower is bricks: its sides are a brick's (a painted mini's body is not)
-            scored.append((_silhouette_fit(blob, [(footprint, option.top)], origin,
-                                           _cast_shade(c, [(footprint, option.height_mm)])), option, footprint, studs))
-        if not scored:
+        explained = [s for s in map(scored, options) if s is not None]
+        if not explained:
             continue
-        iou, fit, footprint, studs = max(scored, key=lambda s: s[0])
+        iou, fit, footprint, studs = max(explained, key=lambda s: s[0])
         if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
             best = (iou, fit, footprint, studs)
         if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
@@ -961,12 +965,10 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
         # The top taken again from the silhouette took in a wall in shade beside it and is no one
         # colour (a gray 2x4 brick on gray tiles, its dark walls and shadow one with it: a 40 x 23
         # mm top): the box under the top seen standing out, where it explains the outline too.
-        pinned = _box_at(c.view, replace(fit, top=start), fit.height_mm, fit.height_cost, top_pinned=True)
-        footprint, studs = _snapped(pinned.footprint)
-        iou = _silhouette_fit(blob, [(footprint, pinned.top)], origin, _cast_shade(c, [(footprint, pinned.height_mm)]))
-        if iou < MIN_SILHOUETTE_FIT or (pinned.height_mm > max(HEIGHTS_MM) and studs is None):
+        pinned = scored(_box_at(c.view, replace(fit, top=start), fit.height_mm, fit.height_cost, top_pinned=True))
+        if pinned is None or pinned[0] < MIN_SILHOUETTE_FIT:
             return None
-        fit = pinned
+        iou, fit, footprint, studs = pinned
         seen = _top_seen(c, fit)
     if seen is None:
         return None
