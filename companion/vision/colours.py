@@ -6,7 +6,8 @@ by the paper's (and by how much brighter or darker the table is here than at the
 albedo relative to paper, comparable with a palette, except for what a glossy top adds of the
 lamp's own white, which the model allows for (`name_colour`). A paper the camera clipped is only a
 floor; the tops a frame names surely by their hue tell how brightly its tops are lit, clipped or
-not (`frame_top_shade`), and every top is named again under that light, none much darker.
+not (`frame_top_shade`), and every top is named again under that light: none much darker or
+brighter, likeliest lit as they are.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ CLIPPED = 0.98  # a display value this high is the camera's ceiling, not the col
 # 0.73-1.27 of the others' median, path traced 0.43-2.0 (glossy tops, soft light); a black top's
 # sheen, taken for a gray top, lay at 0.1-0.2 (its paper clipped, so TOP_SHADE could not tell).
 FRAME_TOP_SHADE_LEAST = 0.4
+# ... and a top is likelier lit as they are than not: each factor e away from their shade costs
+# this much (a gray top and a white one twice as dim explain the same light; on the path-traced
+# tables, whose tops sit 1.5-4.5 times their paper, a frame's gray tops at its shade read white).
+# Anywhere from 0.1 to 0.4 named the same bricks on both cameras' bench frames.
+FRAME_SHADE_COST = 0.2
 CALIBRATING_CONFIDENCE = 0.8  # a top's name this sure may set the frame's shade
 CALIBRATING_HUE = 0.5  # a palette colour this far from gray (`hue_of` of its albedo) names a top by its hue
 WALL_HUE_LEAST = 0.25  # a wall's `hue_of` from which it names the hue (see `name_colour`)
@@ -68,13 +74,16 @@ def light_ratio(here: float, there: float) -> float:
 
 def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
                  palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
-                 shade: tuple[float, float] = TOP_SHADE, highlight_cost: float = HIGHLIGHT_COST) -> dict[str, float]:
+                 shade: tuple[float, float] = TOP_SHADE, highlight_cost: float = HIGHLIGHT_COST,
+                 likely_shade: float | None = None) -> dict[str, float]:
     """How badly each palette colour explains a face's colour (display values, RGB 0-1) under the
     anchors' paper and the local light: in light (the sRGB curve undone) and relative to the
     paper, the face is the colour's albedo in some shade s (`shade`) plus white from the lamp's
     reflection w >= 0 (which costs: without it every colour would pass for a paler one), fitted by
     least squares; channels the camera clipped count only where the fit falls short of them.
-    `light`: how much more light falls here than on the anchors, in linear light (`light_ratio`)."""
+    `light`: how much more light falls here than on the anchors, in linear light (`light_ratio`);
+    `likely_shade`: the shade the face most likely has (the frame's tops'), a fit's distance from
+    it costing FRAME_SHADE_COST a factor e."""
     face = np.asarray(rgb, float)
     observed = observed_albedo(face, paper_rgb, light)
     clipped = face >= CLIPPED
@@ -100,6 +109,8 @@ def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
             misfit = np.where(clipped[None, :] & (predicted >= observed[None, :]), 0.0, observed[None, :] - predicted)
             cost = (np.linalg.norm(misfit, axis=1) / scale
                     + highlight_cost * w_try[:, 0] / (float(np.mean(observed)) + 0.05))
+            if likely_shade is not None:
+                cost = cost + FRAME_SHADE_COST * np.abs(np.log(s_try[:, 0] / likely_shade))
             costs = np.minimum(costs, cost)
     return {n: float(c) for n, c in zip(names, costs)}
 
@@ -155,16 +166,19 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     then the lamp's (free); a wall of none leaves white or gray to the top's lightness and to how
     light the wall is. A paper the camera clipped is a floor, not a level: the faces may then be
     lit up to PAPER_HEADROOM times brighter than it reads (a clipped gray top had to be white).
-    `top_shade`: the frame's tops' shade (`frame_top_shade`): this top is lit at least
-    FRAME_TOP_SHADE_LEAST of it (the tops named by their hue measured the light a clipped paper
-    hides: a black top's sheen is no dim gray top)."""
+    `top_shade`: the frame's tops' shade (`frame_top_shade`): this top is lit within
+    FRAME_TOP_SHADE_LEAST of it either way, likeliest as it (the tops named by their hue measured
+    the light a clipped paper hides: a black top's sheen is no dim gray top, a gray top lit as
+    they are no white one in shade)."""
     hued = wall_rgb is not None and hue_of(wall_rgb, paper_rgb) >= WALL_HUE_LEAST
     room = PAPER_HEADROOM if clipped_top(paper_rgb) else 1.0
-    least = TOP_SHADE[0]
+    least, most, likely = TOP_SHADE[0], TOP_SHADE[1] * room, None
     if top_shade is not None and not clipped_top(top_rgb):  # (a glared top's brightness is the lamp's)
         least = max(least, FRAME_TOP_SHADE_LEAST * top_shade)
-    costs = colour_costs(top_rgb, paper_rgb, light, palette, (least, max(TOP_SHADE[1] * room, least)),
-                         highlight_cost=0.0 if hued else HIGHLIGHT_COST)
+        most = max(most, top_shade / FRAME_TOP_SHADE_LEAST)
+        likely = top_shade
+    costs = colour_costs(top_rgb, paper_rgb, light, palette, (least, max(most, least)),
+                         highlight_cost=0.0 if hued else HIGHLIGHT_COST, likely_shade=likely)
     if wall_rgb is not None:
         wall = colour_costs(wall_rgb, paper_rgb, light, palette, (WALL_SHADE[0], WALL_SHADE[1] * room))
         costs = {n: c + wall[n] for n, c in costs.items()}

@@ -483,6 +483,27 @@ def test_a_black_tops_sheen_under_a_clipped_paper_is_no_gray_top_once_the_frames
     assert calibrating_shade(reading("yellow", shade=1.5), "yellow", 1.0) is None  # its red at the ceiling
 
 
+def test_a_gray_top_lit_as_the_frames_hued_tops_is_no_white_one_in_shade():
+    """A lamp lights the tops 2.2 times as much as the anchors' paper (which it does not clip): a
+    gray top then reads as a white one at 0.95 of the paper's light would. The frame's hued tops
+    say how its tops are lit, and a top is likeliest lit as they are."""
+    from companion.vision.colours import TopReading, calibrating_shade, frame_top_shade, srgb_to_linear
+    warm = np.array([1.0, 0.86, 0.66])
+    exposure, shade = 0.3, 2.2
+    for sheen in (0.0, 0.06):
+        def reading(name: str) -> TopReading:
+            albedo = srgb_to_linear(np.array(LEGO_RGB[name]))
+            return TopReading(encode((albedo * shade + sheen) * exposure * warm),
+                              encode(float(srgb_to_linear(PAPER_ALBEDO)) * exposure * warm), 1.0, None)
+
+        hued = [reading(name) for name in ("green", "blue", "red")]
+        top_shade = frame_top_shade([s for r in hued if (s := calibrating_shade(r, *r.name())) is not None])
+        assert top_shade is not None and top_shade > 2.0
+        assert reading("gray").name()[0] == "white", sheen  # (the paper alone cannot tell)
+        for name in ("gray", "white", "black", "yellow", "orange"):
+            assert reading(name).name(top_shade=top_shade)[0] == name, (name, sheen)
+
+
 @pytest.mark.parametrize("name", [n for n in LEGO_RGB if n != "black"])  # a black top is never blown to white
 def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
     """A glossy top under a lamp clips to white in every channel; its walls, turned from the lamp,
