@@ -1028,7 +1028,10 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.
     top_balanced = balanced(top_bgr)
     skin_toned_top = fit.height_mm >= SKIN_FROM_MM and looks_like_skin(top_balanced)
     wall = _wall_colour(c, fit) if skin_toned_top else None
-    if skin_toned_top and skin_top(top_balanced, None if wall is None else balanced(wall)):
+    # With no wall seen (under the lens) the top alone cannot tell a finger from a glossy orange
+    # top: a finger comes with its hand, a brick alone.
+    if (skin_toned_top and skin_top(top_balanced, None if wall is None else balanced(wall))
+            and (wall is not None or _hand_in_window(c))):
         return None
     contrast = float(np.linalg.norm(top_bgr - table_here))
     if contrast < level or (fit.height_mm >= TALL_FROM_MM and contrast < max(3 * level, TOWER_CONTRAST)
@@ -1436,6 +1439,16 @@ SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: 
 SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
 SKIN_FROM_MM = 19.2  # a finger on the table is this thick; a skin-toned top lower than it is a brick
 HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)
+
+
+def _hand_in_window(c: _Candidate) -> bool:
+    """Whether the candidate's window shows a hand's worth (HAND_MM2) of skin-toned pixels that
+    differ from the table, under the paper's white balance."""
+    differs = c.diff > c.level
+    if np.count_nonzero(differs) * FINE_MM ** 2 < HAND_MM2:
+        return False
+    balanced = c.fine[differs].astype(np.float32) / np.maximum(np.asarray(c.white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO
+    return float(np.count_nonzero(skin_toned(balanced))) * FINE_MM ** 2 >= HAND_MM2
 
 
 def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:

@@ -605,6 +605,30 @@ def test_a_glossy_orange_top_is_told_from_skin_by_its_walls():
     assert skin_top(np.array(bricks[0][0], float), None)  # no wall seen: skin-toned is skin
 
 
+def test_a_skin_toned_brick_under_the_lens_is_no_finger(monkeypatch):
+    """A nougat brick (Lego's skin-coloured one; a lamp pales a glossy orange top to the same
+    tones, as on three path-traced seed 1 tables) standing right under the camera: none of its
+    walls show, and a skin-toned top with no wall seen was taken for a finger. A finger comes with
+    its hand; a brick stands alone."""
+    from companion.vision.blocks import looks_like_skin
+
+    nougat = (0.82, 0.57, 0.41)
+    monkeypatch.setitem(LEGO_RGB, "nougat", nougat)  # (the palette the bricks are painted and named in)
+    assert looks_like_skin(np.array(nougat[::-1]) * 255 * PAPER_ALBEDO)
+    base, _ = rendered(3)
+    x, y = base.pose.camera_centre_mm[:2]
+    brick = SynthBrick(float(x), float(y), 30.0, 4, 2, 0.0, 19.2, "nougat")
+    scene = replace(base, bricks=(brick,), minis=tuple(m for m in base.minis if np.hypot(m.x_mm - x, m.y_mm - y) > 70))
+    blocks = [b for b in Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+              if np.hypot(*(b.footprint_mm.mean(axis=0) - (x, y))) < 30]
+    assert [b.color for b in blocks] == ["nougat"], [(b.color, b.height_mm) for b in blocks]
+    assert polygon_iou(blocks[0].footprint_mm, brick.footprint_mm()) >= 0.8
+    for towards_deg in (0.0, 90.0, 200.0):  # a hand there, its fingers over the foot, is still no block
+        hand = replace(scene, bricks=(), hands=(SynthHand(float(x) - 60 * np.cos(np.radians(towards_deg)),
+                                                          float(y) - 60 * np.sin(np.radians(towards_deg)), 40.0, towards_deg),))
+        assert not Locator(hand.setup()).analyse(Renderer().render(hand)).blocks, towards_deg
+
+
 @pytest.mark.parametrize("table_albedo, surface", [((0.45, 0.30, 0.16), "wood"), ((0.12, 0.30, 0.14), "green felt"),
                                                    ((0.55, 0.55, 0.55), "gray mat")])
 def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(table_albedo, surface):
