@@ -964,8 +964,10 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     if seen is None and top is not None and not _table_lit(c, top):
         # The top taken again from the silhouette took in a wall in shade beside it and is no one
         # colour (a gray 2x4 brick on gray tiles, its dark walls and shadow one with it: a 40 x 23
-        # mm top): the box under the top seen standing out, where it explains the outline too.
-        pinned = scored(_box_at(c.view, replace(fit, top=start), fit.height_mm, fit.height_cost, top_pinned=True))
+        # mm top; a red 1x8 brick on wood seen steeply, its dark red wall as wide as its top, fitted
+        # as a plate two studs wide): the box under the top seen standing out, where it explains
+        # the outline too.
+        pinned = _pinned_under_top(c, fit, start, scored)
         if pinned is None or pinned[0] < MIN_SILHOUETTE_FIT:
             return None
         iou, fit, footprint, studs = pinned
@@ -975,6 +977,27 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     top_bgr, colour, colour_conf, reading = seen
     return FoundBlock(footprint.corners(), fit.height_mm, colour, iou, fit.height_confidence, colour_conf, studs, fit,
                       top_bgr, reading)
+
+
+def _pinned_under_top(c: _Candidate, fit: BoxFit, top: TableRect, scored: Callable[[BoxFit], tuple | None]
+                      ) -> tuple | None:
+    """`_fit_one`'s scored box (`scored`) under a top seen: at the fit's height where that explains
+    the outline, else at the lowest height that explains it best (the outline does not rule out a
+    taller box, whose walls may look like the table, nor ask for one; its height likelihood is
+    then the outline's: even over the heights that explain it as well, none elsewhere)."""
+    def under(height_mm: float, height_cost: dict[float, float]) -> tuple | None:
+        return scored(_box_at(c.view, replace(fit, top=top), height_mm, height_cost, top_pinned=True))
+
+    at_fit = under(fit.height_mm, fit.height_cost)
+    if at_fit is not None and at_fit[0] >= MIN_SILHOUETTE_FIT:
+        return at_fit
+    tried = [(h, s) for h in HEIGHTS_MM if (s := under(h, fit.height_cost)) is not None]
+    if not tried:
+        return None
+    best = max(s[0] for _, s in tried)
+    height_cost = {h: 0.0 if s[0] >= best else math.inf for h, s in tried}
+    iou, box, footprint, studs = next(s for _, s in tried if s[0] >= best)
+    return iou, replace(box, height_cost=height_cost), footprint, studs
 
 
 def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.ndarray, str, float, TopReading] | None:

@@ -1515,6 +1515,19 @@ def test_a_top_seen_stands_where_the_silhouettes_top_is_no_one_colour():
     assert polygon_iou(blocks[0].footprint_mm, truth.footprints[0]) >= 0.5
 
 
+def test_a_top_seen_stands_at_the_height_that_explains_the_outline_where_the_fits_does_not():
+    """A red 1x8 brick 19.2 mm high on wood (ray-cast hard bench table 7, the whole table), seen
+    steeply: its dark red wall is as wide as its top, and the box fit took both for a top (a plate
+    two studs wide, 6.4 mm), no one colour. The box under the top seen at that plate's height
+    explains the outline poorly (0.64), and the brick was missed; the lowest height that explains
+    it best is its own."""
+    truth, blocks = _found_on_the_whole_table("raycast", 7, "hard", (316.0, 207.0), 15.0)
+    assert truth.colour == "red" and truth.height_mm == pytest.approx(19.2)
+    assert [b.color for b in blocks] == ["red"], [(b.color, b.height_mm) for b in blocks]
+    assert polygon_iou(blocks[0].footprint_mm, truth.footprints[0]) >= 0.7
+    assert blocks[0].height_mm == pytest.approx(19.2)
+
+
 def _found_on_the_whole_table(renderer: str, seed: int, level: str, near_mm: tuple[float, float], within_mm: float):
     """The bench block within 10 mm of a place on a whole bench table, and the blocks found within
     `within_mm` of it."""
