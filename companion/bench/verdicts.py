@@ -84,6 +84,7 @@ class VerdictScore:
     all_fields: int = 0
     cover_wrong: int = 0  # pairs whose full or partial cover differs from the truth's
     cover_wrong_flagged: int = 0  # of those, the ones the seen verdict called a close call
+    cover_right_flagged: int = 0  # pairs whose cover is right though the seen verdict called it close
     disagreements: list[Disagreement] = field(default_factory=list)
 
     def add_table(self, index: int, scene: Scene, setup: Setup, seen: TableState, truth: TableState) -> None:
@@ -107,6 +108,8 @@ class VerdictScore:
                 if {"full_cover", "partial_cover"} & set(wrong):
                     self.cover_wrong += 1
                     self.cover_wrong_flagged += flagged
+                else:
+                    self.cover_right_flagged += flagged
                 for f in FIELDS:
                     self.agree[f] += f not in wrong
                 if not wrong:
@@ -132,6 +135,7 @@ class VerdictScore:
                 "tables_all_right": share(self.tables_all_right, self.tables),
                 "causes": dict(sorted(causes.items(), key=lambda kv: -kv[1])),
                 "cover_wrong": self.cover_wrong, "cover_wrong_called_close": self.cover_wrong_flagged,
+                "cover_right_called_close": self.cover_right_flagged,
                 "worst": [d.to_json() for d in sorted(self.disagreements, key=lambda d: -len(d.fields))[:8]]}
 
 
@@ -227,7 +231,8 @@ def format_table(result: dict) -> str:
     for m in result["methods"]:
         lines.append(f"{m['method']}: {m['pairs'] - round((m['all_fields'] or 0) * m['pairs'])} of {m['pairs']} pairs "
                      f"differ; causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
-                     + f"; cover wrong on {m['cover_wrong']}, of them called a close call {m['cover_wrong_called_close']}")
+                     + f"; cover wrong on {m['cover_wrong']}, of them called a close call {m['cover_wrong_called_close']}"
+                     + f"; right but called a close call {m['cover_right_called_close']}")
     clipped, fine = result["by_paper"]["clipped"], result["by_paper"]["not_clipped"]
     if clipped["tables"] and fine["tables"]:
         lines.append(f"the anchors' paper at the camera's ceiling (the frame warns) on {clipped['tables']} of "

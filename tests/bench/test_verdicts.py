@@ -58,6 +58,21 @@ def test_a_missed_block_and_a_moved_unit_are_the_causes_given(scene):
     assert all("false block" in d.cause or "footprint" in d.cause for d in score.disagreements)
 
 
+def test_a_right_verdict_called_a_close_call_is_counted_apart_from_the_wrong_ones(scene):
+    """Every block as tall as the commonest unit: the verdicts of the truth against itself are all
+    right, and those whose cover turns on that height are called close calls, counted as right."""
+    setup = scene.setup()
+    heights = [setup.mini(m.id).height_mm for m in truth_state(scene).minis]
+    tall = max(set(heights), key=heights.count)
+    truth = truth_state(scene)
+    level = replace(truth, blocks=tuple(replace(b, height_mm=tall) for b in truth.blocks))
+    score = VerdictScore("level")
+    score.add_table(0, scene, setup, level, level)
+    summary = score.summary()
+    assert summary["all_fields"] == 1.0 and summary["cover_wrong"] == summary["cover_wrong_called_close"] == 0
+    assert summary["cover_right_called_close"] > 0
+
+
 @pytest.mark.slow
 def test_the_command_prints_both_ways_per_field():
     out = subprocess.run([sys.executable, "-m", "companion.cli", "bench", "verdicts", "--scenes", "1", "--json"],
