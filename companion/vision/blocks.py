@@ -1052,9 +1052,9 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.
     skin_toned_top = fit.height_mm >= SKIN_FROM_MM and looks_like_skin(top_balanced)
     wall = _wall_colour(c, fit) if skin_toned_top else None
     # With no wall seen (under the lens) the top alone cannot tell a finger from a glossy orange
-    # top: a finger comes with its hand, a brick alone.
+    # top: a finger comes with its hand, a brick alone, and a brick's sides are those bricks have.
     if (skin_toned_top and skin_top(top_balanced, None if wall is None else balanced(wall))
-            and (wall is not None or _hand_in_window(c))):
+            and (wall is not None or _hand_in_window(c) or not _a_bricks_sides(fit.footprint))):
         return None
     contrast = float(np.linalg.norm(top_bgr - table_here))
     if contrast < level or (fit.height_mm >= TALL_FROM_MM and contrast < max(3 * level, TOWER_CONTRAST)
@@ -1462,6 +1462,16 @@ SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: 
 SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
 SKIN_FROM_MM = 19.2  # a finger on the table is this thick; a skin-toned top lower than it is a brick
 HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)
+
+
+BRICK_SIDES_STUDS = frozenset({1, 2, 3, 4, 6, 8, 10, 12, 16})  # the sides bricks and plates are made in
+
+
+def _a_bricks_sides(footprint: TableRect) -> bool:
+    """Whether a footprint's sides both snap to sides bricks are made in (a row of fingers 88 x 15
+    mm snaps to 11 x 2 studs: no brick)."""
+    studs = _snapped(footprint)[1]
+    return studs is not None and all(n in BRICK_SIDES_STUDS for n in studs)
 
 
 def _hand_in_window(c: _Candidate) -> bool:

@@ -629,6 +629,19 @@ def test_a_skin_toned_brick_under_the_lens_is_no_finger(monkeypatch):
         assert not Locator(hand.setup()).analyse(Renderer().render(hand)).blocks, towards_deg
 
 
+def test_a_row_of_fingers_under_the_lens_is_no_brick():
+    """A hand's fingers under the lens (plain camera, bench seed 2 with a hand, table 12): no wall
+    shows, and their skin-toned top was fitted as a red box 88 x 44 mm (2 x 11 studs across the
+    top) with no hand's worth of skin in its window; bricks are not made 11 studs long."""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    scene = bench_scene("plain", 2 * 100003 + 12, "standard", n_hands=1)
+    blocks = Locator(scene.setup()).analyse(Camera("plain").render(scene)).blocks
+    assert not [b for b in blocks if np.hypot(*(b.footprint_mm.mean(axis=0) - (486.0, 309.0))) < 40], \
+        [(b.color, b.height_mm) for b in blocks]
+
+
 @pytest.mark.parametrize("table_albedo, surface", [((0.45, 0.30, 0.16), "wood"), ((0.12, 0.30, 0.14), "green felt"),
                                                    ((0.55, 0.55, 0.55), "gray mat")])
 def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(table_albedo, surface):
