@@ -1480,18 +1480,21 @@ def _hand_in_window(c: _Candidate) -> bool:
     differs = c.diff > c.level
     if np.count_nonzero(differs) * FINE_MM ** 2 < HAND_MM2:
         return False
-    balanced = c.fine[differs].astype(np.float32) / np.maximum(np.asarray(c.white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO
-    return float(np.count_nonzero(skin_toned(balanced))) * FINE_MM ** 2 >= HAND_MM2
+    return float(np.count_nonzero(_skin_toned_on_paper(c.fine[differs], c.white))) * FINE_MM ** 2 >= HAND_MM2
 
 
 def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:
     """Whether a candidate as big as a hand is mostly skin-toned once the paper is made white (a
     brick is smaller; and a glossy red brick's paled top is skin-toned too)."""
-    inside = fine[blob > 0].astype(np.float32)
+    inside = fine[blob > 0]
     if len(inside) * FINE_MM ** 2 < HAND_MM2:
         return False
-    balanced = inside / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO
-    return bool(np.mean(skin_toned(balanced)) > SKIN_SHARE)
+    return bool(np.mean(_skin_toned_on_paper(inside, white)) > SKIN_SHARE)
+
+
+def _skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """`skin_toned` of pixels (N, 3, BGR) once the anchors' paper (`white`, RGB 0-1) is made white."""
+    return skin_toned(pixels_bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO)
 
 
 def tile_side_mm(marker_mm: float) -> float:
