@@ -984,7 +984,9 @@ def _pinned_under_top(c: _Candidate, fit: BoxFit, top: TableRect, scored: Callab
     """`_fit_one`'s scored box (`scored`) under a top seen: at the fit's height where that explains
     the outline, else at the lowest height that explains it best (the outline does not rule out a
     taller box, whose walls may look like the table, nor ask for one; its height likelihood is
-    then the outline's: even over the heights that explain it as well, none elsewhere)."""
+    then the outline's: even over the heights that explain it as well, none elsewhere); None
+    where every height explains it alike (it tells no height: a low dark patch under a
+    tower's fit)."""
     def under(height_mm: float, height_cost: dict[float, float]) -> tuple | None:
         return scored(_box_at(c.view, replace(fit, top=top), height_mm, height_cost, top_pinned=True))
 
@@ -995,6 +997,8 @@ def _pinned_under_top(c: _Candidate, fit: BoxFit, top: TableRect, scored: Callab
     if not tried:
         return None
     best = max(s[0] for _, s in tried)
+    if best <= min(s[0] for _, s in tried):
+        return None
     height_cost = {h: 0.0 if s[0] >= best else math.inf for h, s in tried}
     iou, box, footprint, studs = next(s for _, s in tried if s[0] >= best)
     return iou, replace(box, height_cost=height_cost), footprint, studs

@@ -1541,6 +1541,35 @@ def test_a_top_seen_stands_at_the_height_that_explains_the_outline_where_the_fit
     assert blocks[0].height_mm == pytest.approx(19.2)
 
 
+def test_a_top_seen_whose_outline_tells_no_height_is_no_box():
+    """The box under a top seen, where the fit's height does not explain the outline, stands at the
+    lowest height that explains it best; where every height explains it alike (a dark patch under a
+    tower's fit on path-traced hard table 1, 0.854 at every height) the outline tells no height,
+    and it is no box (it had been a false gray plate)."""
+    from types import SimpleNamespace
+
+    from companion.vision.blocks import _pinned_under_top
+    from companion.vision.brickfit import BoxFit
+
+    base, _ = rendered(3)
+    view = TableView(base.camera, base.pose)
+    top = TableRect(view.foot_mm + np.array([200.0, 0.0]), np.array([1.0, 0.0]), (15.9, 7.9))
+    fit = BoxFit(top, top, 57.6, top, {57.6: 0.0})
+    c = SimpleNamespace(view=view)
+
+    def scored_by(iou_at):
+        # (as `_fit_one` scores: None for a box taller than five bricks whose sides are no brick's)
+        return lambda box: None if box.height_mm > 48.0 else (iou_at(box.height_mm), box, box.footprint, (4, 2))
+
+    assert _pinned_under_top(c, fit, top, scored_by(lambda h: 0.854)) is None
+    iou, box, _, _ = _pinned_under_top(c, fit, top, scored_by(lambda h: min(1.0, 0.5 + h / 38.4)))
+    assert iou == 1.0 and box.height_mm == pytest.approx(19.2)
+    assert box.height_confidence == pytest.approx(2 / 10)  # 19.2-48 mm explain it alike: 19.2 and 22.4 within half a brick
+    # where the fit's own height explains the outline, the box stands there
+    low = BoxFit(top, top, 28.8, top, {25.6: 3.0, 28.8: 0.0})
+    assert _pinned_under_top(c, low, top, scored_by(lambda h: 0.9))[1].height_mm == pytest.approx(28.8)
+
+
 def _found_on_the_whole_table(renderer: str, seed: int, level: str, near_mm: tuple[float, float], within_mm: float):
     """The bench block within 10 mm of a place on a whole bench table, and the blocks found within
     `within_mm` of it."""
