@@ -307,7 +307,7 @@ class BlockFinder:
             strict = _shade_part(tinted, blob)
             return fits(strict) if strict.any() else []
 
-        if not shade.any():
+        if kept_shade:
             # Shade beside something dark is kept (`_broad_shade`: a black brick's own pixels may
             # pass for shade), unless the dark is black plastic with a fraction of the shade's
             # light: a black brick beside its shadow, fitted whole, was one black plate as wide as

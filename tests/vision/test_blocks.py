@@ -619,8 +619,7 @@ def test_a_skin_toned_brick_under_the_lens_is_no_finger(monkeypatch):
     x, y = base.pose.camera_centre_mm[:2]
     brick = SynthBrick(float(x), float(y), 30.0, 4, 2, 0.0, 19.2, "nougat")
     scene = replace(base, bricks=(brick,), minis=tuple(m for m in base.minis if np.hypot(m.x_mm - x, m.y_mm - y) > 70))
-    blocks = [b for b in Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
-              if np.hypot(*(b.footprint_mm.mean(axis=0) - (x, y))) < 30]
+    _, blocks = _alone_found("plain", scene)
     assert [b.color for b in blocks] == ["nougat"], [(b.color, b.height_mm) for b in blocks]
     assert polygon_iou(blocks[0].footprint_mm, brick.footprint_mm()) >= 0.8
     for towards_deg in (0.0, 90.0, 200.0):  # a hand there, its fingers over the foot, is still no block
