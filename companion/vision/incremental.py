@@ -26,6 +26,7 @@ from companion.setup_file import Setup
 from companion.vision.deblur import Spread, detect_listed, read_sharpened
 from companion.vision.markers import MarkerDetections, detect_raw, mean_side_px, refine, to_gray
 from companion.vision.pixelboxes import Box, merge_boxes
+from companion.vision.threads import with_the_pool
 
 CHANGE_LEVEL = 14  # grey levels: a 3x3-averaged pixel differing by more is a change (noise stays under 8)
 SMALL_X, SMALL_Y = 4, 8  # the change map samples every 4th column of every 8th row (the row reads are what cost)
@@ -81,6 +82,7 @@ class _Triage:
     moving: list[Box] = field(default_factory=list)  # of precise markers that changed
     hidden: list[Box] = field(default_factory=list)  # of markers not seen last frame, readable again
     expected: list[tuple[int, Box]] = field(default_factory=list)  # (marker id, box) of every changed one
+    due: set[int] = field(default_factory=set)  # ids to look for with every threshold window this frame
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ class IncrementalMarkers:
         self._spread: Spread | None = None
         self._sharpened_ids: set[int] = set()
         self._moving_cells: np.ndarray | None = None  # change-map cells that changed last frame
+        self._still_small: np.ndarray | None = None  # each change-map sample as of the last frame its cell was still
         self._tile = 0
         self._remeasure_turn = 0
         self._hidden_turn = 0
@@ -145,6 +148,7 @@ class IncrementalMarkers:
         if whole:
             gray = self._gray_buffer = _own_grey(image)
             detections = self._detect_full(gray, camera)
+            self._still_small = small.copy()  # what later changes are compared with
         else:
             gray_view = _SparseGray(image, self._gray_buffer)
             detections = self._detect_incremental(gray_view, small, camera, frame)
@@ -156,6 +160,7 @@ class IncrementalMarkers:
         """The whole frame searched again (the registration failed, or the camera moved)."""
         gray = self._gray_buffer = _own_grey(image)
         return self._detect_full(gray, camera), gray
+
     def _detect_full(self, gray: np.ndarray, camera) -> MarkerDetections:
         # Searched again (the camera moved, the registration was lost), the markers to insist on
         # are the ones being tracked: a roster lists the dead and the minis still in the box, and
@@ -166,8 +171,9 @@ class IncrementalMarkers:
             listed = listed & (frozenset(self._regions) | self.setup.anchor_ids)
         self._regions.clear()
         self.stats = replace(self.stats, full_frames=self.stats.full_frames + 1)
-        look = detect_listed(gray, camera, self.setup.dictionary, listed, self.setup.anchor_ids,
-                             rescued=self._rescued_ids)
+        with with_the_pool():
+            look = detect_listed(gray, camera, self.setup.dictionary, listed, self.setup.anchor_ids,
+                                 rescued=self._rescued_ids)
         self._spread = look.spread
         self._sharpened_ids |= look.sharpened_ids
         return look.detections
@@ -182,11 +188,12 @@ class IncrementalMarkers:
             kept = self._settle_one(gray, camera, triage, frame)
         # Cells that changed last frame and are still now: a marker put down becomes readable when
         # the hand has left and the area settles; nothing under a moving hand can be read anyway.
-        cells = merge_boxes(self._settled_cells(diff_small, triage.walking + triage.moving + triage.hidden))
-        self.settled = self.settled or bool(cells)  # something no marker explains settled: blocks looked at soon
+        changed_cells, any_settled = self._settled_cells(small, diff_small, triage.walking + triage.moving + triage.hidden)
+        cells = merge_boxes(changed_cells)
+        self.settled = self.settled or any_settled  # something no marker explains settled: blocks looked at soon
         search = self._search_boxes(triage, cells)
         known = self._concat_kept(kept)
-        found = [self._look(gray, camera, roi, known, triage.expected, frame) for roi in merge_boxes(search)]
+        found = [self._look(gray, camera, roi, known, triage.expected, frame, triage.due) for roi in merge_boxes(search)]
         found_ids = {int(i) for f in found for i in f.ids}
         # A marker that changed, still shows its contrast nearby and was not in its box has been
         # pushed further than the box in one frame (24-60 mm at 10 frames a second): looked for
@@ -228,12 +235,16 @@ class IncrementalMarkers:
         uncovered after a while); covered ones are left until they change again."""
         h, w = gray.gray.shape
         t = _Triage()
+        # The change map sees any edge that moved; only then compare at full size. Its changed
+        # samples counted over each box from their running sums (four reads a box, not a slice's
+        # maximum: a twentieth of a millisecond a frame).
+        _, loud = cv2.threshold(diff_small, SMALL_CHANGE_LEVEL // 2 - 1, 1, cv2.THRESH_BINARY)
+        counts = cv2.integral(loud)
         for marker_id, regions in self._regions.items():
             for region in regions:
                 x0, y0, x1, y1 = region.box
-                # The change map sees any edge that moved; only then compare at full size.
-                quiet = diff_small[y0 // SMALL_Y:-(-y1 // SMALL_Y), x0 // SMALL_X:-(-x1 // SMALL_X)].max() \
-                    < SMALL_CHANGE_LEVEL // 2
+                r0, r1, c0, c1 = y0 // SMALL_Y, -(-y1 // SMALL_Y), x0 // SMALL_X, -(-x1 // SMALL_X)
+                quiet = counts.item(r1, c1) - counts.item(r0, c1) - counts.item(r1, c0) + counts.item(r0, c0) == 0
                 # A marker in motion last frame whose box changed again has moved on: comparing
                 # its pixels would only confirm it (a walker's every frame).
                 in_motion = not region.precise and region.frame == frame - 1
@@ -256,6 +267,19 @@ class IncrementalMarkers:
                         # Quiet since it changed: if the marker is back exactly as measured (a hand
                         # has left), its corners stand again; if not (lifted away), nothing to read.
                         if quiet and _marker_changed(gray, region):
+                            # Not where it was measured, and not found since: lifted away (bare
+                            # table), or a small marker that stopped a pixel or two on from where
+                            # its last search missed it (a walker at 720p): that one shows its
+                            # contrast still, and is looked for closely as it settles (quick
+                            # looks missed it in motion), then when due.
+                            settling = frame - region.frame <= 2
+                            if settling or (frame + marker_id) % RESCUE_EVERY == 0:
+                                grown = _grow(region, w, h, sides=SEARCH_MARGIN)
+                                if self._marker_like(gray, grown, region):
+                                    t.hidden.append(grown)
+                                    t.expected.append((marker_id, grown))
+                                    if settling:
+                                        t.due.add(marker_id)
                             continue
                         region.stale = False
                     t.kept.append(region.detections)
@@ -325,7 +349,7 @@ class IncrementalMarkers:
         return (merge_boxes(triage.walking) + merge_boxes(triage.moving) + hidden + cells)[:budget]
 
     def _look(self, gray: _SparseGray, camera, roi: Box, known: MarkerDetections,
-              expected: list[tuple[int, Box]], frame: int) -> MarkerDetections:
+              expected: list[tuple[int, Box]], frame: int, due: set[int]) -> MarkerDetections:
         """The markers in one search box: a quick look, a closer threshold window where an expected
         marker is missing, and the full set (in the missing marker's own box) where one is due."""
         quick = self._search(gray, camera, roi, known, rescue=False, quick=True)
@@ -344,7 +368,7 @@ class IncrementalMarkers:
                     gray, camera, box, MarkerDetections.concat([known, quick]), rescue=False, quick=True,
                     window_px=CLOSE_WINDOW_PX)])
         seen = set(quick.ids.tolist())
-        missing = [m for m in absent if m not in seen and (frame + m) % RESCUE_EVERY == 0]
+        missing = [m for m in absent if m not in seen and ((frame + m) % RESCUE_EVERY == 0 or m in due)]
         if missing:
             # Where one is due, the full set of threshold windows; and for small or blurred markers
             # that only ever decoded at the slow second look, that look too. Each in its own box
@@ -453,8 +477,11 @@ class IncrementalMarkers:
             rows.append(previous if previous is not None else det[row])
         return MarkerDetections.concat(rows)
 
-    def _settled_cells(self, diff_small: np.ndarray, searched: list[Box]) -> list[Box]:
-        """Frame boxes of cells that changed last frame, are still now, and no search covers."""
+    def _settled_cells(self, small: np.ndarray, diff_small: np.ndarray, searched: list[Box]) -> tuple[list[Box], bool]:
+        """Frame boxes of cells that changed last frame, are still now, look otherwise than before
+        they changed, and no search covers; and whether any cell settled at all (blocks to look at).
+        A cell a hand passed over settles as it was: nothing was put down there, and searching
+        the hand's trail for markers cost the most of its frames."""
         rows, cols = diff_small.shape[0] // CELL_Y, diff_small.shape[1] // CELL_X
         _, changed = cv2.threshold(diff_small[: rows * CELL_Y, : cols * CELL_X], SMALL_CHANGE_LEVEL, 1.0,
                                    cv2.THRESH_BINARY)
@@ -464,12 +491,21 @@ class IncrementalMarkers:
         settled = self._moving_cells & ~moving if self._moving_cells is not None and self._moving_cells.shape == moving.shape \
             else np.zeros_like(moving)
         self._moving_cells = moving
+        if self._still_small is None or self._still_small.shape != small.shape:
+            self._still_small = small.copy()
+        still = self._still_small
         s = SMALL_X * CELL_X  # == SMALL_Y * CELL_Y
         pad = s // 2
         h, w = diff_small.shape[0] * SMALL_Y, diff_small.shape[1] * SMALL_X
-        boxes = [(max(c * s - pad, 0), max(r * s - pad, 0), min((c + 1) * s + pad, w), min((r + 1) * s + pad, h))
-                 for r, c in zip(*np.nonzero(settled))]
-        return [b for b in boxes if not any(_contains(o, b) for o in searched)]
+        boxes = []
+        for r, c in zip(*np.nonzero(settled)):
+            cell = np.s_[r * CELL_Y:(r + 1) * CELL_Y, c * CELL_X:(c + 1) * CELL_X]
+            if cv2.absdiff(small[cell], still[cell]).max() > SMALL_CHANGE_LEVEL:
+                boxes.append((max(c * s - pad, 0), max(r * s - pad, 0), min((c + 1) * s + pad, w), min((r + 1) * s + pad, h)))
+        # Still cells take this frame's samples: the next change is compared with them.
+        still_now = cv2.resize((~moving).astype(np.uint8), (cols * CELL_X, rows * CELL_Y), interpolation=cv2.INTER_NEAREST)
+        np.copyto(still[: rows * CELL_Y, : cols * CELL_X], small[: rows * CELL_Y, : cols * CELL_X], where=still_now.astype(bool))
+        return [b for b in boxes if not any(_contains(o, b) for o in searched)], bool(settled.any())
 
     def _next_tile(self, w: int, h: int) -> Box:
         cols, rows = SCAN_GRID
@@ -597,8 +633,9 @@ def _near_any(det: MarkerDetections, marker_id: int, centre_px: np.ndarray, with
 
 def _dedupe(det: MarkerDetections) -> MarkerDetections:
     """One row per physical marker: the same id at (nearly) the same place, found twice, is one."""
-    if len(det) < 2:
-        return det
+    ids = det.ids.tolist()
+    if len(set(ids)) == len(ids):
+        return det  # no id twice (most frames): nothing to compare
     centres = det.corners_px.mean(axis=1)
     near = np.linalg.norm(centres[:, None] - centres[None, :], axis=2) < 3.0
     same = (det.ids[:, None] == det.ids[None, :]) & near

@@ -285,7 +285,7 @@ class Locator:
         """The state from these markers on this pose (`warnings` gains the frame's), their own poses,
         and the listed ids read only where they cannot stand (misreads)."""
         pose = reg.pose
-        counts = Counter(int(i) for i in det.ids)
+        counts = Counter(det.ids.tolist())
         anchors = self.setup.anchor_ids
         minis, objects, unknown, duplicates, misread, off = [], [], [], [], [], []
         poses: dict[int, MarkerPose] = {}

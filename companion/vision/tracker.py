@@ -15,18 +15,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+import cv2
 import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import MiniState, TableState
 from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
+from companion.vision.camera import TablePose
 from companion.vision.exposure import PAPER_CLIPPED_WARNING, with_exposure_warning
 from companion.vision.incremental import REMEASURE_EVERY, IncrementalMarkers, TrackerStats
 from companion.vision.locator import Locator
 from companion.vision.markers import MarkerDetections, median_rows
 from companion.vision.registration import Registration
 from companion.vision.tableview import TableView
+from companion.vision.threads import on_this_thread
 
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
 LEARN_AFTER = 4  # still frames before a learned height replaces the single-frame one
@@ -45,6 +48,8 @@ RING_RETAKE_MM = 10.0  # a seen mini's ring is taken again once it is this far f
 ROUGH_MAX_RESIDUAL_PX = 0.8  # an unrefined sighting further than this from a flat square is ignored (raw corners: ~0.3)
 JITTER_MM = 0.8  # moves under this are averaged; above it the mini has moved
 JITTER_DEG = 1.5
+_RING_ANGLES = np.linspace(0, 2 * math.pi, RING_POINTS, endpoint=False)
+_RING_UNIT = np.stack([np.cos(_RING_ANGLES), np.sin(_RING_ANGLES)], axis=1)
 
 
 @dataclass
@@ -54,11 +59,29 @@ class _Track:
     off_level: int = 0  # consecutive measurements disagreeing with the learned height
     last_z: float | None = None  # unchanged corners give this same value again: no new information
     ring: tuple[tuple[float, float], np.ndarray] | None = None  # (where, the table around it then): `_with_places`
+    spot: "_Spot | None" = None  # where it is looked at while held
 
     @property
     def learned_z(self) -> float | None:
         # plain Python: asked for every mini every frame, and np.mean costs ~6 us on a short list
         return sum(self.z_samples) / len(self.z_samples) if len(self.z_samples) >= LEARN_AFTER else None
+
+
+@dataclass(frozen=True)
+class _Spot:
+    """Where a held mini is looked at on one pose: the pixels of the ring around its base and its
+    marker's square. A held mini stays put, so they are projected once, not every frame."""
+
+    at_mm: tuple[float, float, float]
+    pose: TablePose  # the one they were projected with (the same object while the camera is still)
+    ring_x_px: np.ndarray  # (1, RING_POINTS) float32: remap's maps
+    ring_y_px: np.ndarray
+    square_px: tuple[int, int, int, int]  # x0, y0, x1, y1
+
+    def ring(self, image: np.ndarray) -> np.ndarray:
+        """The frame's colours (RING_POINTS, 3) on the ring (bilinear, as `TableView.sample`)."""
+        out = cv2.remap(image, self.ring_x_px, self.ring_y_px, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        return out.astype(np.float32).reshape(RING_POINTS, -1)
 
 
 class LiveTracker:
@@ -88,8 +111,15 @@ class LiveTracker:
             self.block_watch.close()
 
     def update(self, image: np.ndarray, frame: int, timestamp: float) -> TableState:
-        h, w = image.shape[:2]
-        camera, _ = self.locator.camera(w, h)
+        camera, _ = self.locator.camera(image.shape[1], image.shape[0])
+        with on_this_thread():  # small calls (`threads`); a whole-frame search takes the pool back
+            state, key = self._markers_state(image, camera, frame, timestamp)
+        state = self._last_state = self._with_blocks(state, image, camera, frame)
+        self._last_key = key
+        return state
+
+    def _markers_state(self, image: np.ndarray, camera, frame: int, timestamp: float) -> tuple[TableState, bytes]:
+        """This frame's state from its markers (last frame's blocks), and its markers' key."""
         detections, gray, whole = self._markers.detect(image, camera, frame)
         key = detections.ids.tobytes() + detections.corners_norm.tobytes()
         if self._last_state is not None and key == self._last_key and self._last_state.registered:
@@ -98,9 +128,7 @@ class LiveTracker:
             state = replace(self._last_state, frame=frame, timestamp=timestamp,
                             minis=tuple(m.seen_at(frame, timestamp) if m.status == "seen" else m
                                         for m in self._last_state.minis))
-            state = self._with_places(state, image, camera)  # a hand may come or go over a held mini
-            state = self._last_state = self._with_blocks(state, image, camera, frame)
-            return state
+            return self._with_places(state, image, camera), key  # a hand may come or go over a held mini
         analysis = self.locator.analyse(gray, frame, timestamp, detections=detections,
                                         known_z_mm=self._known_heights(detections))
         if not whole and (not analysis.registration.registered or self._camera_moved(analysis.registration)):
@@ -116,10 +144,7 @@ class LiveTracker:
         else:
             precise = {int(i) for i, ok in zip(detections.ids, detections.refined) if ok}
             state = replace(analysis.state, minis=self._follow(analysis, frame, precise))
-        state = self._with_places(state, image, camera)
-        state = self._with_blocks(state, image, camera, frame)
-        self._last_state, self._last_key = state, key
-        return state
+        return self._with_places(state, image, camera), key
 
     def _with_places(self, state: TableState, image: np.ndarray, camera) -> TableState:
         """Each held mini says what is where it stood now (`held_place`): "hand" when the table in
@@ -141,22 +166,20 @@ class LiveTracker:
                 if track.ring is None or not _near(track.ring[0], m):
                     track.ring = ((m.x_mm, m.y_mm), self._ring(m, image, view))  # (rarely: it moved)
             elif track is not None and m.status == "held" and track.ring is not None:
-                place = self._place_now(m, track.ring[1], image, view)
+                place = self._place_now(m, track, image, view)
             minis.append(m if m.held_place == place else replace(m, held_place=place))
         return replace(state, minis=tuple(minis))
 
-    def _place_now(self, mini: MiniState, ring_then: np.ndarray, image: np.ndarray, view: TableView) -> str:
-        ring_now = self._ring(mini, image, view)
-        changed = np.abs(ring_now - ring_then).max(axis=1) > RING_CHANGE_LEVEL
+    def _place_now(self, mini: MiniState, track: _Track, image: np.ndarray, view: TableView) -> str:
+        spot = track.spot
+        if spot is None or spot.pose is not view.pose or spot.at_mm != (mini.x_mm, mini.y_mm, mini.z_mm):
+            spot = track.spot = self._spot(mini, view, image.shape)
+        ring_now = spot.ring(image)
+        assert track.ring is not None
+        changed = np.abs(ring_now - track.ring[1]).max(axis=1) > RING_CHANGE_LEVEL
         if np.mean(changed) > RING_COVERED_SHARE:
             return "hand"
-        spec = self.setup.mini(mini.id)
-        half = (spec.marker_mm if spec else 20.0) / 2
-        corners = view.pose.project(view.camera, np.array([[mini.x_mm + dx, mini.y_mm + dy, mini.z_mm]
-                                                           for dx in (-half, half) for dy in (-half, half)]))
-        h, w = image.shape[:2]
-        x0, y0 = np.clip(np.floor(corners.min(axis=0)), 0, (w, h)).astype(int)
-        x1, y1 = np.clip(np.ceil(corners.max(axis=0)), 0, (w, h)).astype(int)
+        x0, y0, x1, y1 = spot.square_px
         square = image[y0:y1, x0:x1].reshape(-1, 3)
         if not len(square):
             return ""
@@ -164,13 +187,27 @@ class LiveTracker:
         table = np.abs(median_rows(square.T) - median_rows(ring_now.T)).max() <= RING_CHANGE_LEVEL
         return "table" if table else "other"
 
+    def _spot(self, mini: MiniState, view: TableView, shape: tuple[int, ...]) -> _Spot:
+        ring_px = view.to_pixels(self._ring_points(mini)).astype(np.float32)
+        spec = self.setup.mini(mini.id)
+        half = (spec.marker_mm if spec else 20.0) / 2
+        corners = view.pose.project(view.camera, np.array([[mini.x_mm + dx, mini.y_mm + dy, mini.z_mm]
+                                                           for dx in (-half, half) for dy in (-half, half)]))
+        h, w = shape[:2]
+        x0, y0 = np.clip(np.floor(corners.min(axis=0)), 0, (w, h)).astype(int)
+        x1, y1 = np.clip(np.ceil(corners.max(axis=0)), 0, (w, h)).astype(int)
+        return _Spot((mini.x_mm, mini.y_mm, mini.z_mm), view.pose, np.ascontiguousarray(ring_px[None, :, 0]),
+                     np.ascontiguousarray(ring_px[None, :, 1]), (int(x0), int(y0), int(x1), int(y1)))
+
     def _ring(self, mini: MiniState, image: np.ndarray, view: TableView) -> np.ndarray:
         """The frame's colours (RING_POINTS, 3) on the table in a ring around a mini's base."""
+        return view.sample(image, self._ring_points(mini))
+
+    def _ring_points(self, mini: MiniState) -> np.ndarray:
+        """(RING_POINTS, 2) mm: the ring RING_SIDES marker sides (or base radii) around its base."""
         spec = self.setup.mini(mini.id)
         radius = RING_SIDES * max(spec.base_mm / 2 if spec else 0.0, spec.marker_mm if spec else 25.0)
-        angles = np.linspace(0, 2 * math.pi, RING_POINTS, endpoint=False)
-        points = np.stack([mini.x_mm + radius * np.cos(angles), mini.y_mm + radius * np.sin(angles)], axis=1)
-        return view.sample(image, points)
+        return np.array([mini.x_mm, mini.y_mm]) + radius * _RING_UNIT
 
     def _with_blocks(self, state: TableState, image: np.ndarray, camera, frame: int) -> TableState:
         """The state with the blocks that stood still (searched when due, in colour frames)."""

@@ -258,3 +258,22 @@ def test_a_still_marker_whose_corners_failed_the_fit_is_refined_from_a_later_fra
     assert last.status == "seen" and math.hypot(last.x_mm - truth.x_mm, last.y_mm - truth.y_mm) < 1.0
     assert any(r.precise for r in tracker._markers._regions[47])
     assert fits.count(47) <= 3, fits
+
+
+def test_a_small_walker_missed_as_it_stops_is_found_where_it_stopped():
+    # Bench table 7 at 720p: walker 28 (an 18 mm marker, 11 px) stops on frame 22, a pixel and a
+    # half on from where the quick look in motion last read it, and that look misses it there. Its
+    # place then stays still, and a still place was never searched again: it was held at the spot
+    # where it was last seen, as if lifted, for the rest of the sequence.
+    from companion.synth.sequences import at_height, bench_table
+
+    base = at_height(bench_table(7), 720)
+    tracker = LiveTracker(base.setup(), blocks=False)
+    renderer = Renderer()
+    for f in range(14, 27):
+        scene = scripted_scene(base, f, 40)
+        state = tracker.update(renderer.render(scene), f, f / 30)
+    truth = next(m for m in scene.minis if m.id == 28)
+    reported = state.mini(28)
+    assert reported.status == "seen", f"walker 28 is {reported.status} ({reported.held_place}) 4 frames after it stopped"
+    assert math.hypot(reported.x_mm - truth.x_mm, reported.y_mm - truth.y_mm) < 1.0
