@@ -4,7 +4,7 @@ own scenes; and their camera at another stream size is the same lens, every pixe
 import numpy as np
 import pytest
 
-from companion.bench.live import exposure_run, lift_run, push_run
+from companion.bench.live import exposure_run, format_table, lift_run, push_run, run
 from companion.synth.sequences import at_height, bench_table
 
 
@@ -49,3 +49,15 @@ def test_a_mini_lifted_and_put_down_further_on_is_seen_at_its_new_place_at_once(
     (row,) = lift_run(0, fps=10.0, distances=(400.0,))["rows"]
     assert row["right_after_s"] is not None and row["right_after_s"] <= 0.2, row
     assert row["held_in_air"] == row["air_frames"] and row["unlisted_in_air"] == 0
+
+
+@pytest.mark.slow
+def test_the_steady_run_prints_its_ratio_and_its_worst_frame():
+    """The steady sequence (two walkers, a hand) at 720p: the cost ratio of the two methods' mean
+    processor times, and each one's worst frame on the clock, next to one frame's period."""
+    r = run(frames=12, seed=1, passes=1, height_px=720)
+    assert r["resolution"] == "1280x720" and r["tracker_recall"] == 1.0
+    assert r["cost_ratio"] == pytest.approx(r["tracker_ms_mean"] / r["detect_markers_ms_mean"], abs=0.01)
+    assert r["tracker_worst_frame_ms"] >= r["tracker_wall_ms_mean"] > 0
+    assert r["detect_markers_worst_frame_ms"] >= r["detect_markers_wall_ms_mean"] > 0
+    assert f"worst frame on the clock: tracker {r['tracker_worst_frame_ms']} ms" in format_table(r)
