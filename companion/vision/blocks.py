@@ -993,7 +993,8 @@ def _pinned_under_top(c: _Candidate, fit: BoxFit, top: TableRect, scored: Callab
     at_fit = under(fit.height_mm, fit.height_cost)
     if at_fit is not None and at_fit[0] >= MIN_SILHOUETTE_FIT:
         return at_fit
-    tried = [(h, s) for h in HEIGHTS_MM if (s := under(h, fit.height_cost)) is not None]
+    tried = [(h, s) for h in HEIGHTS_MM
+             if (s := at_fit if h == fit.height_mm else under(h, fit.height_cost)) is not None]
     if not tried:
         return None
     best = max(s[0] for _, s in tried)
@@ -1481,7 +1482,7 @@ def _a_bricks_sides(footprint: TableRect) -> bool:
 def _hand_in_window(c: _Candidate) -> bool:
     """Whether the candidate's window shows a hand's worth (HAND_MM2) of skin-toned pixels that
     differ from the table, under the paper's white balance."""
-    differs = c.diff > c.level
+    differs = c.differing > 0
     if np.count_nonzero(differs) * FINE_MM ** 2 < HAND_MM2:
         return False
     return float(np.count_nonzero(_skin_toned_on_paper(c.fine[differs], c.white))) * FINE_MM ** 2 >= HAND_MM2

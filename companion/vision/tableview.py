@@ -81,8 +81,7 @@ class TableView:
         padded = np.zeros((rows * cols, 2))
         padded[:len(flat)] = flat
         px = self.to_pixels(padded.reshape(rows, cols, 2)).astype(np.float32)
-        out = cv2.remap(image, px[..., 0].copy(), px[..., 1].copy(), cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        out = out.astype(np.float32).reshape(rows * cols, -1)[:len(flat)]
+        out = sample_pixels(image, px[..., 0].copy(), px[..., 1].copy()).reshape(rows * cols, -1)[:len(flat)]
         return out.reshape(pts.shape[:-1] + (out.shape[-1],))
 
     def window(self, image: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_px: int, mm_per_px: float,
@@ -112,6 +111,14 @@ class TableView:
         full = cv2.resize(grid, (nx * step, ny * step), interpolation=cv2.INTER_LINEAR)
         crop = full[step:step + h_px, step:step + w_px]
         return np.ascontiguousarray(crop[..., 0]), np.ascontiguousarray(crop[..., 1])
+
+
+def sample_pixels(image: np.ndarray, x_px: np.ndarray, y_px: np.ndarray) -> np.ndarray:
+    """The image (bilinear, its edges replicated) at pixel positions given as remap's maps (float32,
+    one shape): (..., channels) float32. (`TableView.sample` projects table points to them; the live
+    tracker keeps a held mini's ring projected once.)"""
+    out = cv2.remap(image, x_px, y_px, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.astype(np.float32).reshape(x_px.shape + (-1,))
 
 
 def window_size(width_mm: float, depth_mm: float, mm_per_px: float) -> tuple[int, int]:

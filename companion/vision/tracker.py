@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-import cv2
 import numpy as np
 
 from companion.setup_file import Setup
@@ -28,7 +27,7 @@ from companion.vision.incremental import REMEASURE_EVERY, IncrementalMarkers, Tr
 from companion.vision.locator import Locator
 from companion.vision.markers import MarkerDetections, median_rows
 from companion.vision.registration import Registration
-from companion.vision.tableview import TableView
+from companion.vision.tableview import TableView, sample_pixels
 from companion.vision.threads import on_this_thread
 
 CAMERA_MOVED_MM = 3.0  # a registration whose camera moved more than this: everything moved, search all
@@ -80,8 +79,7 @@ class _Spot:
 
     def ring(self, image: np.ndarray) -> np.ndarray:
         """The frame's colours (RING_POINTS, 3) on the ring (bilinear, as `TableView.sample`)."""
-        out = cv2.remap(image, self.ring_x_px, self.ring_y_px, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return out.astype(np.float32).reshape(RING_POINTS, -1)
+        return sample_pixels(image, self.ring_x_px, self.ring_y_px).reshape(RING_POINTS, -1)
 
 
 class LiveTracker:
