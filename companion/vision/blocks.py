@@ -108,6 +108,8 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
 _PART_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))  # 3.5 mm
+_STUD_GAP_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))  # 2.5 mm: a stud's shaded rim, a glint
+STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
 
 
 @dataclass(frozen=True)
@@ -357,18 +359,48 @@ class BlockFinder:
                  level: float, white: np.ndarray, white_table: float) -> list[FoundBlock]:
         """`_fit`'s fits on one cut-out, with `shade` (the table in shade) left out of its outline."""
         blob = blob & (1 - shade)
-        opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
-        # Shade left out may part bricks whose shadows had joined them: each part is fitted, but
-        # beside the largest (a block itself) only whole bricks (their sides a brick's) stand,
-        # not what is left of a brick's wall or penumbra.
-        found: list[FoundBlock] = []
-        for k, piece in enumerate(_filled_pieces(opened)):
-            fitted = self._fit_piece(image, view, sample, fine, diff, piece, opened, shade, table_fine, origin,
-                                     level, white, white_table)
-            if k == 0 and not fitted:
-                return []
-            found += fitted if k == 0 else [b for b in fitted if b.studs is not None]
-        return found
+
+        def pieces_fitted(blob: np.ndarray) -> list[FoundBlock]:
+            opened = cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC)
+            # Shade left out may part bricks whose shadows had joined them: each part is fitted,
+            # but beside the largest (a block itself) only whole bricks (their sides a brick's)
+            # stand, not what is left of a brick's wall or penumbra.
+            found: list[FoundBlock] = []
+            for k, piece in enumerate(_filled_pieces(opened)):
+                fitted = self._fit_piece(image, view, sample, fine, diff, piece, opened, shade, table_fine, origin,
+                                         level, white, white_table)
+                if k == 0 and not fitted:
+                    return []
+                found += fitted if k == 0 else [b for b in fitted if b.studs is not None]
+            return found
+
+        found = pieces_fitted(blob)
+        closed = None if found else stud_gaps_closed(blob, diff, level, shade)
+        if closed is None:
+            return found
+        # Nothing stood, and the cut-out had gaps (a glossy gray brick's top on a speckled mat,
+        # path traced: the opening took it apart). Closed, it is fitted as one low brick (not the
+        # towers', walls' and touching bricks' fits again: a frame's failed candidates would
+        # cost half as much again), which stands only as a brick (both sides a brick's: a patch
+        # of a mat's pattern closed up is some size) that explains it (not a brick-sized piece
+        # of a tower's or a wall's outline).
+        pieces = _filled_pieces(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _BRICK_DISC))
+        if not pieces or float(np.mean(_skin_toned_on_paper(fine[pieces[0] > 0], white))) >= SKIN_SHARE:
+            return []  # (a row of fingers under the lens, closed, is 12 studs long: skin is no last resort's)
+        one = _fit_one(self._candidate(image, view, sample, fine, diff, pieces[0], shade, table_fine, origin, level,
+                                       white, white_table), tall=False)
+        if one is None or one.studs is None or one.height_mm >= TALL_FROM_MM:
+            return []
+        return [one] if _silhouette_fit(closed, [(one.fit.footprint, one.fit.top)], origin) >= MIN_SILHOUETTE_FIT else []
+
+    def _candidate(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
+                   blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
+                   level: float, white: np.ndarray, white_table: float) -> "_Candidate":
+        """One part of a cut-out (`blob`, filled) to fit, the table read where `shade` is."""
+        if shade.any():
+            sample = _table_in_shade_sampler(sample, shade, table_fine, origin)
+        return _Candidate(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table,
+                          self.palette, self._lamplight)
 
     def _fit_piece(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                    blob: np.ndarray, opened: np.ndarray, shade: np.ndarray, table_fine: np.ndarray,
@@ -376,13 +408,9 @@ class BlockFinder:
                    ) -> list[FoundBlock]:
         """`_fit_cut`'s fits of one part of the cut-out (`blob`, filled; `opened`: the cut-out's
         mask before filling)."""
-        x0, y0 = origin
         if mostly_skin(fine, blob, white):
             return []  # a hand or an arm over the table (before the costly fits, which it would defeat)
-        if shade.any():
-            sample = _table_in_shade_sampler(sample, shade, table_fine, (x0, y0))
-        c = _Candidate(image, view, sample, fine, diff, blob, table_fine, (x0, y0), level, white, white_table,
-                       self.palette, self._lamplight)
+        c = self._candidate(image, view, sample, fine, diff, blob, shade, table_fine, origin, level, white, white_table)
         one = _fit_one(c)
         if one is not None and one.height_mm < TALL_FROM_MM:
             unsure = one.colour_confidence < SURE_ONE_COLOUR and _top_spans_two_colours(c, one)
@@ -907,7 +935,9 @@ def _far_top(c: _Candidate) -> np.ndarray | None:
     return _lit_part(face, value, float(np.percentile(inside, 85)), float(np.percentile(inside, 10)))
 
 
-def _fit_one(c: _Candidate) -> FoundBlock | None:
+def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
+    """One box fitted to the candidate: a low one, or (`tall`) one of a tower's heights where no
+    low box explains it."""
     fine, diff, blob, level, origin = c.fine, c.diff, c.blob, c.level, c.origin
     x0, y0 = origin
     # Start from the top face where it stands out, else from the whole silhouette (a black
@@ -938,7 +968,7 @@ def _fit_one(c: _Candidate) -> FoundBlock | None:
     # tried again among a tower's heights: a tower's many-coloured walls can lead the low
     # range astray, and most blocks are low (the tall range for all would double the time).
     best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
-    for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM):
+    for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM) if tall else (HEIGHTS_MM,):
         fit = _fit_box(c, start, top is not None, heights=heights)
         if fit is None:
             continue
@@ -1990,6 +2020,17 @@ def _crop_resized(coarse: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_p
     ys = ((y0_mm + (np.arange(h_px) + 0.5) * FINE_MM) / COARSE_MM - 0.5).astype(np.float32)
     mx, my = np.meshgrid(xs, ys)
     return cv2.remap(coarse, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def stud_gaps_closed(blob: np.ndarray, diff: np.ndarray, level: float, shade: np.ndarray) -> np.ndarray | None:
+    """A cut-out (uint8, FINE_MM) with its gaps under a stud across closed where they still differ
+    from the table by STUD_GAP_LEVEL of the level that counts (`diff`, the colour distance) and
+    are not the table in shade (`shade`); None when it has none. A brick's top has texture of its
+    own (its studs' shaded rims, a glossy sheen, the camera's noise) that dips under the level in
+    spots; the table's own speckle stays under half of it."""
+    near = (diff > STUD_GAP_LEVEL * level).astype(np.uint8) & (1 - shade)
+    closed = blob | (cv2.morphologyEx(blob, cv2.MORPH_CLOSE, _STUD_GAP_DISC) & near)
+    return closed if np.count_nonzero(closed) > np.count_nonzero(blob) else None
 
 
 def _filled(mask: np.ndarray, least_mm2: float = MIN_AREA_MM2) -> np.ndarray | None:
