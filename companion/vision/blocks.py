@@ -39,7 +39,7 @@ import cv2
 import numpy as np
 
 from companion.setup_file import Setup, TableSpec
-from companion.state import BlockState, MiniState
+from companion.state import BRICK_MM, BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit,
                                        TableRect, fit_box, snap_side, top_face)
 from companion.vision.camera import CameraModel, TablePose
@@ -66,6 +66,9 @@ SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 BESIDE_NEAR_MM = 6.0  # pieces this close to what rises from beside the table belong to it
 CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
+# Near the camera's foot a low fit surer than this of its height stands at it; a less sure one is
+# taken as one brick (`_fit_one`).
+UNSEEN_CONFIDENCE = 0.6
 TALL_FROM_MM = 38.4  # a low fit this tall is tried again among every height up to a tower's
 ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
 TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box predicts right
@@ -776,6 +779,8 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
         if tall is None:
             return None
         placed, points, labels = tall
+        if _tower_shift_mm(view, start, placed.height_mm) < TOWER_SHIFT_MM:
+            return None  # (near the camera's foot the outline does not tell a tower, as `_tall_on_outline`)
         if placed.agreement <= box_agreement(points, labels, [(against.fit.footprint, against.height_mm)],
                                              view.foot_mm, view.camera_height_mm):
             return None
@@ -859,13 +864,13 @@ TOWER_SHIFT_MM = 4.0  # what a tower's outline must move by against a low block'
 LOW_BLOCK_MM = 28.8  # three bricks: the common low block a tower is told from
 
 
-def _tower_shift_mm(view: TableView, top: TableRect, height_mm: float) -> float:
+def _tower_shift_mm(view: TableView, top: TableRect, height_mm: float, low_mm: float = LOW_BLOCK_MM) -> float:
     """How much further towards the camera's foot a box of `height_mm` under a top cast at `top`
-    stands than a low block's (LOW_BLOCK_MM) would: the width of wall its outline shows more.
+    stands than a low block's (`low_mm`) would: the width of wall its outline shows more.
     Right under the lens it is a millimetre or two, blur's size, and the outline says nothing of
     the height (a long white brick there fitted 92.8 mm tall)."""
     reach = float(np.linalg.norm(top.centre - view.foot_mm))
-    return reach * (1 / float(view.k(LOW_BLOCK_MM)) - 1 / float(view.k(height_mm)))
+    return reach * (1 / float(view.k(low_mm)) - 1 / float(view.k(height_mm)))
 
 
 CAST_REACH_MARGIN_MM = 3.0  # a top face's rectangle is a blurred, lit part of it
@@ -968,11 +973,22 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
     # tried again among a tower's heights: a tower's many-coloured walls can lead the low
     # range astray, and most blocks are low (the tall range for all would double the time).
     best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
+    # Near the camera's foot the outline of a plate and of five bricks differ by less than an
+    # edge's blur: the walls are under a pixel and only the top's size tells a height, which the
+    # camera biases (its blur in linear light before its gamma, a clipped top's bloom: a fraction
+    # of a mm, tens of mm of height there).
+    looked_down_on = _tower_shift_mm(c.view, start, max(HEIGHTS_MM), low_mm=PLATE_MM) < TOWER_SHIFT_MM
     for heights in (HEIGHTS_MM, ALL_HEIGHTS_MM) if tall else (HEIGHTS_MM,):
-        fit = _fit_box(c, start, top is not None, heights=heights)
+        low = heights is HEIGHTS_MM
+        fit = _fit_box(c, start, top is not None, heights=heights, to_the_end=looked_down_on and low)
         if fit is None:
             continue
         shadowed = _with_its_shadows(c, fit)
+        past_the_range = shadowed.height_mm >= max(HEIGHTS_MM)
+        if looked_down_on and low and (past_the_range or shadowed.height_confidence < UNSEEN_CONFIDENCE):
+            # Neither its walls nor its shadows tell: one brick, the likeliest block, its height
+            # likelihood kept (its confidence then says how unsure it is).
+            shadowed = _box_at(c.view, shadowed, BRICK_MM, shadowed.height_cost)
         options = [shadowed]
         if top is not None and shadowed.height_mm < fit.height_mm and not _table_lit(c, top):
             # Its shadows say it is lower than the fit: what the fit took for a wall was shadow, and
@@ -983,6 +999,16 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
         if not explained:
             continue
         iou, fit, footprint, studs = max(explained, key=lambda s: s[0])
+        if (looked_down_on and low and past_the_range and studs is None
+                and not clipped_top(_top_colour(c.image, c.view, fit.top)[::-1] / 255.0)):
+            # What wanted to be taller there stands only with a brick's sides (a faint patch of
+            # light on a mat is none), unless its top is clipped: that blooms past its edges.
+            continue
+        if (fit.height_mm > max(HEIGHTS_MM) and _tower_shift_mm(c.view, fit.top, fit.height_mm) < TOWER_SHIFT_MM
+                and fit.height_confidence < UNSEEN_CONFIDENCE):
+            # Only the top's size calls it a tower, and unsure (a white 2x3 brick 19.2 mm high,
+            # clipped, 20 mm from the foot: 86.4 mm; a tower 51.2 mm high 89 mm from it is sure).
+            continue
         if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
             best = (iou, fit, footprint, studs)
         if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
@@ -1217,9 +1243,9 @@ class _Arm:
 
 
 def _fit_box(c: _Candidate, start: TableRect, start_is_top: bool, adjoining: tuple[TableRect, ...] = (),
-             heights: tuple[float, ...] = HEIGHTS_MM) -> BoxFit | None:
+             heights: tuple[float, ...] = HEIGHTS_MM, to_the_end: bool = False) -> BoxFit | None:
     """`fit_box` in the candidate's view among `heights`; None when it ran off the candidate or
-    wants to be taller than they go (a hand, an arm)."""
+    (unless `to_the_end`) wants to be taller than they go (a hand, an arm)."""
     view = c.view
     # The image's scale across a brick changes by a thousandth: taken once, at its middle.
     scale = view.px_per_mm(start.centre)
@@ -1230,7 +1256,7 @@ def _fit_box(c: _Candidate, start: TableRect, start_is_top: bool, adjoining: tup
                   lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), heights_mm=heights,
                   start_is_top=start_is_top, adjoining=adjoining,
                   side_sigma_mm=CLIPPED_SIDE_SIGMA_MM if clipped else SIDE_SIGMA_MM)
-    return None if fit is None or fit.height_mm >= max(fit.height_cost) else fit
+    return None if fit is None or (fit.height_mm >= max(fit.height_cost) and not to_the_end) else fit
 
 
 def detect_blocks(image: np.ndarray, camera: CameraModel, pose: TablePose, setup: Setup,
