@@ -61,10 +61,15 @@ class BlockState:
     color: str
     id: int = 0
     confidence: float = 1.0
+    # (lowest, highest) mm its top may be at as the camera saw it; None: as `height_mm` says
+    height_range_mm: tuple[float, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Its JSON in a table state, and wherever else a block is shown (the phone page's state)."""
-        return _clean(asdict(self))
+        data = _clean(asdict(self))
+        if self.height_range_mm is None:
+            del data["height_range_mm"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -246,7 +251,22 @@ def _block(b: dict[str, Any], index: int) -> BlockState:
                       height_mm=_at_least_zero(b["height_mm"], f"{what}: height_mm"),
                       color=_text(b.get("color", ""), f"{what}: color"),
                       id=_marker_id(b.get("id", index), f"{what}: id"),
-                      confidence=_finite(b.get("confidence", 1.0), f"{what}: confidence"))
+                      confidence=_finite(b.get("confidence", 1.0), f"{what}: confidence"),
+                      height_range_mm=_height_range(b, what))
+
+
+def _height_range(b: dict[str, Any], what: str) -> tuple[float, float] | None:
+    """A block's optional `height_range_mm`: [lowest, highest], its `height_mm` between them."""
+    if b.get("height_range_mm") is None:
+        return None
+    value = b["height_range_mm"]
+    where = f"{what}: height_range_mm"
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ValueError(f"{where} must be [lowest, highest] in mm")
+    low, high = _at_least_zero(value[0], where), _at_least_zero(value[1], where)
+    if not low <= float(b["height_mm"]) <= high:
+        raise ValueError(f"{where} is [{low}, {high}]: it must hold height_mm ({b['height_mm']})")
+    return low, high
 
 
 def _footprint(points: Any, what: str) -> tuple[tuple[float, float], ...]:

@@ -41,6 +41,12 @@ def test_a_block_height_that_is_not_finite_is_refused(tmp_path):
     ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": -5}], "block 0: height_mm is -5, below"),
     ([], [{"footprint_mm": [[5, 5], [5, 5], [5, 5]], "height_mm": 9.6}], "block 0: footprint_mm encloses no area"),
     ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": 9.6, "color": 5}], "block 0: color is 5, not a text"),
+    ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": 9.6, "height_range_mm": [3.2]}],
+     "block 0: height_range_mm must be [lowest, highest]"),
+    ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": 9.6, "height_range_mm": [12.8, 48]}],
+     "block 0: height_range_mm is [12.8, 48.0]: it must hold height_mm"),
+    ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": 9.6, "height_range_mm": [3.2, "tall"]}],
+     "block 0: height_range_mm is 'tall', not a number"),
     ({"4": {"x_mm": 1}}, [], "minis must be a list of objects"),
     ([4], [], "minis must be a list of objects"),
     ([{"id": True, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 0}], [], "mini id is True, not a marker id"),
@@ -71,3 +77,13 @@ def test_a_camera_pose_that_is_not_three_finite_numbers_is_refused(tmp_path):
     path.write_text(json.dumps(state), encoding="utf-8")
     with pytest.raises(InputError, match="registration: camera_rotation_mrad"):
         load_state(path)
+
+
+def test_a_blocks_height_range_goes_through_a_saved_state_and_is_left_out_when_unknown(tmp_path):
+    square = [[0, 0], [10, 0], [10, 10], [0, 10]]
+    blocks = [{"footprint_mm": square, "height_mm": 9.6, "height_range_mm": [9.6, 48.0]},
+              {"footprint_mm": square, "height_mm": 19.2}]
+    state = load_state(_write(tmp_path, [], blocks))
+    assert state.blocks[0].height_range_mm == (9.6, 48.0) and state.blocks[1].height_range_mm is None
+    again = state.to_json()["blocks"]
+    assert again[0]["height_range_mm"] == [9.6, 48.0] and "height_range_mm" not in again[1]

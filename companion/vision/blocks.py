@@ -135,6 +135,12 @@ class FoundBlock:
     def confidence(self) -> float:
         return float(min(self.silhouette_fit, self.height_confidence, 0.5 + 0.5 * self.colour_confidence))
 
+    @property
+    def height_range_mm(self) -> tuple[float, float]:
+        """Where its top may be, from its fit's height likelihood (`BoxFit.height_range_mm`)."""
+        low, high = self.fit.height_range_mm
+        return min(low, self.height_mm), max(high, self.height_mm)
+
 
 class BlockFinder:
     """Finds blocks in frames of one camera pose (the coarse view's maps are kept)."""
@@ -1280,9 +1286,10 @@ def top_colour_matches(image: np.ndarray, view: TableView, block: FoundBlock) ->
 
 def block_state(block: FoundBlock, block_id: int) -> BlockState:
     """What the table state says of a block (0.1 mm, three decimals of confidence)."""
+    low, high = block.height_range_mm
     return BlockState(footprint_mm=tuple((round(float(x), 1), round(float(y), 1)) for x, y in block.footprint_mm),
                       height_mm=round(block.height_mm, 1), color=block.color, id=block_id,
-                      confidence=round(block.confidence, 3))
+                      confidence=round(block.confidence, 3), height_range_mm=(round(low, 1), round(high, 1)))
 
 
 def to_block_states(blocks: list[FoundBlock]) -> tuple[BlockState, ...]:

@@ -1,3 +1,4 @@
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -107,6 +108,23 @@ def test_a_block_within_a_plate_of_the_target_height_is_called_close(height, kin
     (cover,) = line_cover(t, t.unit(1), t.unit(2), RED).blocks
     assert cover.kind == kind and cover.close_call is close
     assert ("close call" in cover.why) is close
+
+
+@pytest.mark.parametrize("height, range_mm, kind, close", [
+    (9.6, (9.6, 48.0), "partial", True),  # right under the lens: one brick, its height unseen
+    (19.2, (16.0, 22.4), "partial", False),  # a range that stays under the target's 40 mm
+    (44.8, (41.6, 48.0), "full", False),  # ... and one that stays over it
+    (9.6, None, "partial", False),  # a state with no range: the height as read
+])
+def test_a_block_whose_height_the_camera_could_not_tell_either_side_is_called_close(height, range_mm, kind, close):
+    """Where the frame allows its top anywhere from under the target's height to over it (a
+    block straight under the camera, taken as one brick), the cover it gives turns on what the
+    camera could not see: the verdict stands on the height read, and says so with the range."""
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, height=40.0),
+              blocks=[replace(block(7, 140, -30, 160, 30, height), height_range_mm=range_mm)])
+    (cover,) = line_cover(t, t.unit(1), t.unit(2), RED).blocks
+    assert cover.kind == kind and cover.close_call is close
+    assert ("either side of the target's 40 mm" in cover.why) is close, cover.why
 
 
 def test_partial_block_within_a_finger_of_the_shooter_gives_nothing():

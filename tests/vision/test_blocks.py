@@ -1671,8 +1671,9 @@ def test_a_clipped_white_brick_under_the_lens_path_traced_is_no_tower():
     blocks = Locator(scene.setup()).analyse(pbr.render(scene)).blocks
     near = [b for b in blocks if polygon_iou(b.footprint_mm, brick.footprint_mm()) >= 0.5]
     assert len(near) == 1, [(b.footprint_mm.mean(axis=0), b.height_mm, b.color) for b in blocks]
-    height, sure = near[0].height_mm, near[0].height_confidence
+    height, sure, (low, high) = near[0].height_mm, near[0].height_confidence, near[0].height_range_mm
     assert height <= 48.0 and (abs(height - brick.height_mm) <= 4.8 + 1e-6 or sure < 0.5), (height, sure)
+    assert low <= brick.height_mm <= high, (low, high)  # where its top may be, for the verdicts
 
 
 @pytest.mark.parametrize("colour, height_mm", [("orange", 28.8), ("blue", 19.2)])
@@ -1690,3 +1691,5 @@ def test_a_brick_under_the_lens_keeps_the_height_its_top_tells_where_the_fit_is_
     assert len(near) == 1, [(b.footprint_mm.mean(axis=0), b.height_mm, b.color) for b in blocks]
     assert abs(near[0].height_mm - height_mm) <= 4.8 + 1e-6 and near[0].height_confidence >= 0.6, (
         near[0].height_mm, near[0].height_confidence)
+    low, high = near[0].height_range_mm
+    assert low <= height_mm <= high, (low, high)  # (wide there: only the top's size tells the height)

@@ -159,9 +159,20 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
     footprint = tuple((round(x, 1), round(y, 1)) for x, y in block.footprint)
     # Full against partial turns on a few mm: the camera reads a block's height to a plate and a
     # ruler a mini's to a millimetre or so, so a verdict this close says so.
-    close = cover_h > 0 and abs(cover_h - target.height_mm) <= CLOSE_CALL_MM
-    hedge = (f" (a close call: {abs(cover_h - target.height_mm):.1f} mm from the target's height, within what a "
-             "camera and a ruler can tell apart; measure it on the table)") if close else ""
+    near = cover_h > 0 and abs(cover_h - target.height_mm) <= CLOSE_CALL_MM
+    # Where the camera could not tell its height (right under the lens, say), the top it may have
+    # reaches both sides of the target's: full or partial turns on what it could not see.
+    low, high = block.height_range_mm or (block.height_mm, block.height_mm)
+    spans = low - target.standing_mm < target.height_mm <= high - target.standing_mm
+    close = near or spans
+    if near:
+        hedge = (f" (a close call: {abs(cover_h - target.height_mm):.1f} mm from the target's height, within what a "
+                 "camera and a ruler can tell apart; measure it on the table)")
+    elif spans:
+        hedge = (f" (a close call: the camera reads its top anywhere from {low:.1f} to {high:.1f} mm, either side of "
+                 f"the target's {target.height_mm:.0f} mm; measure it on the table)")
+    else:
+        hedge = ""
     if cover_h >= target.height_mm:
         return CoverBlock(block.id, footprint, block.height_mm, cover_h, "full",
                           f"block {block.id} is {cover_h:.0f} mm above the target's feet, the target is "
