@@ -70,11 +70,9 @@ SHADOW_DARKEST = 8.0  # 8-bit luma below which a level's chromaticity is taken a
 SHADOW_PER_HEIGHT_MOST = 1.5  # a shadow's length per mm of height: a lamp at least 34 deg above the table
 WALL_UNDER_TOP = 0.8  # a wall with a shadow beyond it has at most this share of its top's light
 HEIGHT_RANGE_SHARE = 0.9  # a block's height range holds this share of its height's likelihood
-# ... with the fit's costs divided by this: they sum profile samples a blurred pixel apart, not
-# independent, and taken as they are, a wrong height's range held the truth for 1 of 46 wrong
-# heights (path traced seed 1 and ray-cast seed 0). Divided by 30, the range holds the truth for
-# 0.85 of all blocks there (0.3 of the wrong heights), and 0.84 on path-traced seed 0 and hard
-# and ray-cast walls/towers/touching, looked at after (median width a plate, p90 13-22 mm).
+# ... with the fit's costs divided by this: they sum profile samples a blurred pixel apart, which
+# are not independent, so as they are they make every range one height (README, "How sure a
+# height is, in the verdict").
 HEIGHT_RANGE_COST_SCALE = 30.0
 COMMON_SPAN_MM = 3.0  # shortest run of lines that serves every height
 NOISE_FLOOR = 3.0  # 8-bit levels: a profile fitted better than this is fitted to its noise
