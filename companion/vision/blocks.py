@@ -1006,7 +1006,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
             continue
         iou, fit, footprint, studs = max(explained, key=lambda s: s[0])
         if (looked_down_on and low and past_the_range and studs is None
-                and not clipped_top(_top_colour(c.image, c.view, fit.top)[::-1] / 255.0)):
+                and not _top_clipped(c.image, c.view, fit.top)):
             # What wanted to be taller there stands only with a brick's sides (a faint patch of
             # light on a mat is none), unless its top is clipped: that blooms past its edges.
             continue
@@ -1257,7 +1257,7 @@ def _fit_box(c: _Candidate, start: TableRect, start_is_top: bool, adjoining: tup
     scale = view.px_per_mm(start.centre)
     # A top the camera clipped blooms past its edges (the lens spreads its excess light into
     # pixels that clip too): its size says little of its height, its walls say more.
-    clipped = clipped_top(_top_colour(c.image, view, start)[::-1] / 255.0)
+    clipped = _top_clipped(c.image, view, start)
     fit = fit_box(c.sample, start, view.foot_mm, view.camera_height_mm,
                   lambda p, d: max(float(np.linalg.norm(scale @ d)), 1e-6), heights_mm=heights,
                   start_is_top=start_is_top, adjoining=adjoining,
@@ -1945,6 +1945,11 @@ def _top_samples(image: np.ndarray, view: TableView, top: TableRect, inset_mm: f
 def _top_colour(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
     """The median colour (BGR) of the top face's inside."""
     return np.median(_top_samples(image, view, top), axis=0)
+
+
+def _top_clipped(image: np.ndarray, view: TableView, top: TableRect) -> bool:
+    """Whether the camera clipped the top face (`clipped_top` of its median colour)."""
+    return clipped_top(_top_colour(image, view, top)[::-1] / 255.0)
 
 
 def _sampler(image: np.ndarray, view: TableView):
