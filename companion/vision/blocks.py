@@ -601,9 +601,10 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
     points, scored = _map_points(labels, origin)
     foot = c.view.foot_mm
     placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm)
-    if not all(_hidden_by_a_taller(placed[i], placed, foot) for i in widened):
+    if not all(_hidden_by_a_taller(placed[i], placed, foot) for i in widened) and _a_tower_stands(c):
         # A strip is also a band of a tower's wall (a band a colour), which nothing stands in
-        # front of: the tower's fit is for it.
+        # front of: the tower's fit is for it, where it casts its shadow (else the strip is a
+        # one-stud brick's top, blurred narrower than a stud, beside one as tall).
         return [], 0.0, 0.0
     fits = [_placed_fit(c.view, p) for p in placed]
     blocks = []
@@ -735,6 +736,13 @@ def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray)
         return float(np.linalg.norm(p.footprint.centre - foot_mm))
 
     return any(p is not part and p.height_mm > part.height_mm and reach(p) < reach(part) for p in placed)
+
+
+def _a_tower_stands(c: _Candidate) -> bool:
+    """Whether the tower fitted to the candidate's outline (`_fit_tower`) stands: found, and
+    casting a shadow of its own where the lamps found would throw one (`_no_shadow_of_its_own`)."""
+    tower = _fit_tower(c)
+    return tower is not None and not _no_shadow_of_its_own(c.lamplight, tower)
 
 
 SAME_PLACE_IOU = 0.7  # a touching brick's walls may move its placement, not put it elsewhere
