@@ -449,7 +449,7 @@ class BlockFinder:
             # answers scored as given, on the same points), or, when a "touching brick" is as
             # tall as a tower, where it explains the outline better than the bricks explain
             # their colours.
-            tower = _fit_tower(c)
+            tower = c.outline_tower
             if tower is not None:
                 assert c.tall_on_outline is not None  # (the tower was placed by it)
                 if max(b.height_mm for b in parts) >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement:
@@ -464,9 +464,8 @@ class BlockFinder:
         if arms:
             return arms
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
-        tower = _fit_tower(c)
-        if tower is not None and not _no_shadow_of_its_own(c.lamplight, tower):
-            return [tower]
+        if _a_tower_stands(c):
+            return [c.outline_tower]
         # Last (or where the tower casts no shadow of its own, and `fits` would drop it),
         # touching bricks of near colours (red beside orange under a warm lamp) that the
         # usual split took for one: split finer, they stand only when every part is a brick of a
@@ -576,6 +575,12 @@ class _Candidate:
         """The tower its outline fits best (`_tall_on_outline`): a touching fit's two comparisons
         with a tower ask for the same one."""
         return _tall_on_outline(self)
+
+    @cached_property
+    def outline_tower(self) -> FoundBlock | None:
+        """The tower fitted to its outline alone (`_fit_tower`): the parts' fit and the tower's
+        own try ask for the same one."""
+        return _fit_tower(self)
 
 
 # --- the fits a candidate is tried with ------------------------------------------------------------
@@ -739,9 +744,9 @@ def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray)
 
 
 def _a_tower_stands(c: _Candidate) -> bool:
-    """Whether the tower fitted to the candidate's outline (`_fit_tower`) stands: found, and
+    """Whether the tower fitted to the candidate's outline (`outline_tower`) stands: found, and
     casting a shadow of its own where the lamps found would throw one (`_no_shadow_of_its_own`)."""
-    tower = _fit_tower(c)
+    tower = c.outline_tower
     return tower is not None and not _no_shadow_of_its_own(c.lamplight, tower)
 
 
