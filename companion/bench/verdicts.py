@@ -218,6 +218,8 @@ def run(scenes: int = 12, seed: int = 0, renderer: str = "raycast", layout: dict
 
 def format_table(result: dict) -> str:
     layout = ", ".join(f"{result[k]} {k}" for k in ("walls", "towers", "touching") if k in result)
+    if result.get("standing"):
+        layout += f", {result['standing']} minis standing on blocks"
     lines = [f"bench verdicts: {result['scenes']} tables, {result['renderer']} camera, seed {result['seed']} "
              f"(each: loose bricks, {layout}); Knight attack verdicts, seen state vs truth"]
     cols = list(FIELDS) + ["all_fields", "tables_all_right"]

@@ -210,7 +210,8 @@ def format_table(result: dict, details: bool = False) -> str:
              f"{result['minis']} minis, {result['blocks']} blocks"
              + "".join(f", {result[k]} {what} a scene" for k, what in
                        (("walls", "walls that turn (each one block)"), ("towers", "towers (each one block)"),
-                        ("touching", "rows of touching bricks")) if result.get(k))
+                        ("touching", "rows of touching bricks"), ("standing", "minis standing on blocks"))
+                       if result.get(k))
              + f", {result['hands']} hands a scene"
              + (", the rosters also listing every id no one on the table carries" if result.get("absent") else "")
              + f", seed {result['seed']}, "

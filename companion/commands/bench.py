@@ -116,6 +116,8 @@ def add_group(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--towers", type=int, default=1, help="towers of 4-12 bricks in every table (default 1)")
             p.add_argument("--touching", type=int, default=1,
                            help="rows of touching bricks of different colours in every table (default 1)")
+            p.add_argument("--standing", type=int, default=0,
+                           help="minis more in every table, each standing on a block (default 0)")
             p.add_argument("--renderer", choices=RENDERERS, default="raycast",
                            help="the synthetic camera (as bench vision: raycast, pbr, plain)")
         if name == "vision":

@@ -51,11 +51,13 @@ def layout_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--towers", type=int, default=0, help="towers of 4-12 stacked bricks, colours mixed, in every scene")
     p.add_argument("--touching", type=int, default=0,
                    help="rows of 2-3 touching bricks of different colours and heights in every scene")
+    p.add_argument("--standing", type=int, default=0,
+                   help="minis more in every scene, each standing on a block of one to three bricks")
 
 
 def layout(args: argparse.Namespace) -> dict[str, int]:
     counts = {}
-    for flag in ("walls", "towers", "touching"):
+    for flag in ("walls", "towers", "touching", "standing"):
         value = getattr(args, flag)
         if value < 0:
             raise InputError(f"--{flag}: must be 0 or more")

@@ -66,7 +66,7 @@ class SynthBrick:
         return local @ np.array([[c, s], [-s, c]]) + [self.x_mm, self.y_mm]
 
 
-BLOCK_KINDS = ("single", "touching", "wall", "tower")
+BLOCK_KINDS = ("single", "touching", "wall", "tower", "under a mini")
 TOUCHING_MM = 0.5  # bricks of a row stand 0.2 mm apart; loose bricks are placed well clear of each other
 
 
@@ -76,7 +76,13 @@ class TruthBlock(NamedTuple):
     footprints: list[np.ndarray]  # its bricks' footprints (a wall's several), (4, 2) mm each
     height_mm: float  # its top
     colour: str  # its top brick's
-    kind: str  # of BLOCK_KINDS: a loose brick, one of a row of touching bricks, a wall that turns, a tower
+    kind: str  # of BLOCK_KINDS: a loose brick, one of a row of touching bricks, a wall that turns, a tower,
+    # a block a mini stands on
+
+
+def _disc_square(m: "SynthMini") -> np.ndarray:
+    """A small square (4, 2) at a mini's base centre: what a block it stands on must hold."""
+    return np.array([[m.x_mm - 1, m.y_mm - 1], [m.x_mm + 1, m.y_mm - 1], [m.x_mm + 1, m.y_mm + 1], [m.x_mm - 1, m.y_mm + 1]])
 
 
 def footprint_gap_mm(a: np.ndarray, b: np.ndarray) -> float:
@@ -174,15 +180,19 @@ class Scene:
     def truth_blocks(self) -> list[TruthBlock]:
         """What a block finder should report: each wall that turns as one block (its bricks'
         footprints), each tower as one block (seen from above, its top brick's colour), every other
-        brick on its own; with the top's height, the colour and the kind."""
+        brick on its own; with the top's height, the colour and the kind (a loose brick a mini stands
+        on: "under a mini")."""
         singles = [i for i in range(len(self.bricks)) if i not in {j for g in self.walls + self.stacks for j in g}]
         footprints = [b.footprint_mm() for b in self.bricks]
         groups = ([(list(g), "wall") for g in self.walls] + [(list(g), "tower") for g in self.stacks]
                   + [([i], "touching" if any(footprint_gap_mm(footprints[i], footprints[j]) <= TOUCHING_MM
                                              for j in singles if j != i) else "single") for i in singles])
         result = []
+        standing = [m for m in self.minis if m.stand_mm > 0]
         for g, kind in groups:
             top = max(g, key=lambda i: self.bricks[i].top_mm)
+            if kind == "single" and any(footprint_gap_mm(footprints[top], _disc_square(m)) <= 0.0 for m in standing):
+                kind = "under a mini"
             result.append(TruthBlock([footprints[i] for i in g], self.bricks[top].top_mm, self.bricks[top].color, kind))
         return result
 
@@ -405,10 +415,11 @@ def _spot(rng: np.random.Generator, table: TableSpec, margin_mm: float, radius_m
 def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks: int = 8,
                  n_hands: int = 0, table: TableSpec | None = None, surface: str | None = None,
                  width_px: int = 1920, height_px: int = 1080, n_walls: int = 0, randomise: bool = False,
-                 n_towers: int = 0, n_touching: int = 0) -> Scene:
+                 n_towers: int = 0, n_touching: int = 0, n_standing: int = 0) -> Scene:
     """A reproducible random table at one of the bench levels; `n_walls` walls that turn (L, U,
-    T, ring), `n_towers` towers (4-12 bricks and plates stacked, colours mixed) and `n_touching`
-    rows of 2-3 touching bricks of different colours and heights, besides the loose bricks (each
+    T, ring), `n_towers` towers (4-12 bricks and plates stacked, colours mixed), `n_touching`
+    rows of 2-3 touching bricks of different colours and heights and `n_standing` minis more, each
+    standing on a block of its own (one to three bricks high), besides the loose bricks (each
     drawn from its own random stream: the scene is otherwise the same as without them); `randomise`:
     the camera's response and the light drawn at random too (`randomised_imaging`, lamps that cast
     shadows: `random_lighting`), the geometry the same as without."""
@@ -471,7 +482,20 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
         x, y = _spot(touching_rng, table, 100.0, 45.0, taken, tries=400)
         taken.append((x, y, 45.0))
         bricks += touching_bricks(touching_rng, x, y, colours)
-    scene = replace(scene, bricks=tuple(bricks), walls=tuple(walls), stacks=tuple(stacks))
+    standing_rng = np.random.default_rng([seed, 23])
+    free_ids = [i for i in range(4, 50) if i not in {int(m) for m in ids}]
+    for marker_id in free_ids[:n_standing]:
+        long, short = [(2, 4), (2, 6), (2, 8), (4, 4), (4, 6)][standing_rng.integers(5)]
+        top = BRICK_MM * int(standing_rng.integers(1, 4))
+        x, y = _spot(standing_rng, table, 100.0, 50.0, taken, tries=400)
+        taken.append((x, y, 50.0))
+        bricks.append(SynthBrick(float(x), float(y), float(standing_rng.uniform(0, 180)), long, short, 0.0, top,
+                                 colours[standing_rng.integers(len(colours))]))
+        minis.append(SynthMini(id=marker_id, x_mm=float(x), y_mm=float(y), z_mm=top + float(standing_rng.uniform(12.0, 50.0)),
+                               heading_deg=float(standing_rng.uniform(0, 360)),
+                               marker_mm=float(standing_rng.uniform(*lv.marker_mm)), base_mm=25.0,
+                               body_rgb=_body_colour(standing_rng), stand_mm=top))
+    scene = replace(scene, minis=tuple(minis), bricks=tuple(bricks), walls=tuple(walls), stacks=tuple(stacks))
     if lv.trimmed_share > 0:  # players trim prints to fit a small head: its own stream, as the walls
         trim_rng = np.random.default_rng([seed, 13])
         scene = replace(scene, minis=tuple(replace(m, margin_modules=0.5) if trim_rng.random() < lv.trimmed_share else m

@@ -24,6 +24,25 @@ def test_each_block_of_the_truth_has_its_kind():
     assert (tower.colour, tower.height_mm) == (top.color, top.top_mm)
 
 
+def test_minis_standing_on_blocks_are_added_to_the_same_table():
+    plain = random_scene(4, n_walls=1, n_towers=1, n_touching=1)
+    scene = random_scene(4, n_walls=1, n_towers=1, n_touching=1, n_standing=2)
+    # the table is the one without them, and two minis more, each on a block of its own
+    assert scene.minis[:len(plain.minis)] == plain.minis and scene.bricks[:len(plain.bricks)] == plain.bricks
+    standing = scene.minis[len(plain.minis):]
+    assert len(standing) == 2 and len({m.id for m in scene.minis}) == len(scene.minis)
+    under = [t for t in scene.truth_blocks() if t.kind == "under a mini"]
+    assert len(under) == 2
+    for mini in standing:
+        block = next(t for t in under if footprint_gap_mm(t.footprints[0], np.array(
+            [[mini.x_mm - 1, mini.y_mm - 1], [mini.x_mm + 1, mini.y_mm - 1], [mini.x_mm + 1, mini.y_mm + 1],
+             [mini.x_mm - 1, mini.y_mm + 1]])) == 0.0)
+        assert mini.stand_mm == block.height_mm > 0 and mini.z_mm > mini.stand_mm + 10
+    # the roster measures a standing mini from what it stands on, as the players do
+    setup = scene.setup(height_noise_mm=0.0)
+    assert all(abs(setup.mini(m.id).marker_height - (m.z_mm - m.stand_mm)) <= 0.25 for m in standing)
+
+
 def test_the_gap_between_footprints():
     a = SynthBrick(0.0, 0.0, 0.0, 2, 2).footprint_mm()  # 15.8 mm square about the origin
     assert abs(footprint_gap_mm(a, SynthBrick(16.0, 0.0, 0.0, 2, 2).footprint_mm()) - 0.2) < 1e-9
