@@ -82,7 +82,7 @@ class TruthBlock(NamedTuple):
 
 def _disc_square(m: "SynthMini") -> np.ndarray:
     """A small square (4, 2) at a mini's base centre: what a block it stands on must hold."""
-    return np.array([[m.x_mm - 1, m.y_mm - 1], [m.x_mm + 1, m.y_mm - 1], [m.x_mm + 1, m.y_mm + 1], [m.x_mm - 1, m.y_mm + 1]])
+    return np.array([m.x_mm, m.y_mm]) + np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 
 
 def footprint_gap_mm(a: np.ndarray, b: np.ndarray) -> float:
@@ -491,8 +491,8 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
         taken.append((x, y, 50.0))
         bricks.append(SynthBrick(float(x), float(y), float(standing_rng.uniform(0, 180)), long, short, 0.0, top,
                                  colours[standing_rng.integers(len(colours))]))
-        minis.append(SynthMini(id=marker_id, x_mm=float(x), y_mm=float(y), z_mm=top + float(standing_rng.uniform(12.0, 50.0)),
-                               heading_deg=float(standing_rng.uniform(0, 360)),
+        minis.append(SynthMini(id=marker_id, x_mm=float(x), y_mm=float(y),
+                               z_mm=top + float(standing_rng.uniform(12.0, 50.0)), heading_deg=float(standing_rng.uniform(0, 360)),
                                marker_mm=float(standing_rng.uniform(*lv.marker_mm)), base_mm=25.0,
                                body_rgb=_body_colour(standing_rng), stand_mm=top))
     scene = replace(scene, minis=tuple(minis), bricks=tuple(bricks), walls=tuple(walls), stacks=tuple(stacks))
