@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from companion.rules.geometry import point_polygon_distance
+from companion.rules.geometry import point_in_polygon, point_polygon_distance
 from companion.setup_file import AnchorSpec, CameraSpec, MiniSpec, PlayerSpec, Setup, TableSpec
 from companion.vision.brickfit import BRICK_MM, GAP_MM, PLATE_MM, STUD_MM  # bricks as the detector knows them
 from companion.vision.camera import CameraModel, TablePose
@@ -78,11 +78,6 @@ class TruthBlock(NamedTuple):
     colour: str  # its top brick's
     kind: str  # of BLOCK_KINDS: a loose brick, one of a row of touching bricks, a wall that turns, a tower,
     # a block a mini stands on
-
-
-def _disc_square(m: "SynthMini") -> np.ndarray:
-    """A small square (4, 2) at a mini's base centre: what a block it stands on must hold."""
-    return np.array([m.x_mm, m.y_mm]) + np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 
 
 def footprint_gap_mm(a: np.ndarray, b: np.ndarray) -> float:
@@ -191,8 +186,10 @@ class Scene:
         standing = [m for m in self.minis if m.stand_mm > 0]
         for g, kind in groups:
             top = max(g, key=lambda i: self.bricks[i].top_mm)
-            if kind == "single" and any(footprint_gap_mm(footprints[top], _disc_square(m)) <= 0.0 for m in standing):
-                kind = "under a mini"
+            if kind == "single" and standing:
+                outline = [tuple(map(float, q)) for q in footprints[top]]
+                if any(point_in_polygon((m.x_mm, m.y_mm), outline) for m in standing):
+                    kind = "under a mini"
             result.append(TruthBlock([footprints[i] for i in g], self.bricks[top].top_mm, self.bricks[top].color, kind))
         return result
 
@@ -432,7 +429,8 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
                                                 (table.width_mm - 45, table.depth_mm - 45), (45, table.depth_mm - 45)]))
     taken: list[tuple[float, float, float]] = [(a.x_mm, a.y_mm, 45.0) for a in anchors]
     minis = []
-    ids = rng.permutation(np.arange(4, 50))[:n_minis]
+    id_order = rng.permutation(np.arange(4, 50))
+    ids = id_order[:n_minis]
     for marker_id in ids:
         marker = float(rng.uniform(*lv.marker_mm))
         base = float(rng.choice([25.0, 25.0, 32.0, 40.0]))
@@ -483,8 +481,7 @@ def random_scene(seed: int, level: str = "standard", n_minis: int = 12, n_bricks
         taken.append((x, y, 45.0))
         bricks += touching_bricks(touching_rng, x, y, colours)
     standing_rng = np.random.default_rng([seed, 23])
-    free_ids = [i for i in range(4, 50) if i not in {int(m) for m in ids}]
-    for marker_id in free_ids[:n_standing]:
+    for marker_id in sorted(int(i) for i in id_order[n_minis:])[:n_standing]:
         long, short = [(2, 4), (2, 6), (2, 8), (4, 4), (4, 6)][standing_rng.integers(5)]
         top = BRICK_MM * int(standing_rng.integers(1, 4))
         x, y = _spot(standing_rng, table, 100.0, 50.0, taken, tries=400)

@@ -9,6 +9,7 @@ import numpy as np
 
 from companion.bench.blockscore import BlockScore, Reported, format_wrong
 from companion.bench.vision import format_confusion
+from companion.rules.geometry import point_in_polygon
 from companion.synth.scene import Scene, SynthBrick, footprint_gap_mm, random_scene
 
 
@@ -34,9 +35,8 @@ def test_minis_standing_on_blocks_are_added_to_the_same_table():
     under = [t for t in scene.truth_blocks() if t.kind == "under a mini"]
     assert len(under) == 2
     for mini in standing:
-        block = next(t for t in under if footprint_gap_mm(t.footprints[0], np.array(
-            [[mini.x_mm - 1, mini.y_mm - 1], [mini.x_mm + 1, mini.y_mm - 1], [mini.x_mm + 1, mini.y_mm + 1],
-             [mini.x_mm - 1, mini.y_mm + 1]])) == 0.0)
+        block = next(t for t in under
+                     if point_in_polygon((mini.x_mm, mini.y_mm), [tuple(map(float, q)) for q in t.footprints[0]]))
         assert mini.stand_mm == block.height_mm > 0 and mini.z_mm > mini.stand_mm + 10
     # the roster measures a standing mini from what it stands on, as the players do
     setup = scene.setup(height_noise_mm=0.0)
