@@ -36,7 +36,7 @@ class MiniState:
     confidence: float = 1.0  # 0-1
     status: str = "seen"  # seen | held (covered, last known position kept)
     last_seen_frame: int = 0
-    height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked) | setup (the frame's was impossible)
+    height_source: str = "frame"  # frame (this frame's marker size) | fused (blended with the setup's height, which agreed) | learned (tracked) | setup (the frame's was impossible) | block (on a block seen under it, the frame's height about its top)
     z_sigma_mm: float = 0.0  # expected error of z_mm (one sigma); x and y move by about z error * distance / camera height
     last_seen_s: float = 0.0  # epoch seconds of the frame it was last seen in (a held mini keeps it)
     held_place: str = ""  # held: what is where it stood now: hand (covered) | table (bare: lifted) | other (knocked over?)

@@ -157,7 +157,8 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
                 if analysis.registration.pose is not None:
                     start = time.perf_counter()
                     finder = BlockFinder(setup)
-                    found = finder.find(image, camera, analysis.registration.pose, state.minis + state.objects)
+                    analysis = locator.with_blocks(image, analysis, finder)
+                    found, state = list(analysis.blocks), analysis.state  # (minis stood on a block seen under them)
                     block_ms = (time.perf_counter() - start) * 1000
                     lamps.add(renderer, scene, [lamp.position_mm for lamp in finder.lamps])
                     blocks = [Reported(b.footprint_mm, b.height_mm, b.color) for b in found]

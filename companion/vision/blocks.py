@@ -52,6 +52,7 @@ from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, courses_agreement, fit_touching
+from companion.vision.under_mini import REACH_MM, TopUnder, fit_top, occluded, plane_points, stand_height_mm
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
@@ -156,6 +157,7 @@ class BlockFinder:
         self._view_key: bytes | None = None
         self.lamps: list[FoundLamp] = []  # the lamps the last frame's minis' shadows showed
         self._lamplight: Lamplight | None = None  # this frame's, while its candidates are fitted
+        self.stood_on: dict[int, float] = {}  # the last frame's minis of `frame_heights` found on a block
 
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
         key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
@@ -165,8 +167,14 @@ class BlockFinder:
         return self._view
 
     def find(self, image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...] = (),
-             background: np.ndarray | None = None) -> list[FoundBlock]:
+             background: np.ndarray | None = None, frame_heights: dict[int, MiniState] | None = None
+             ) -> list[FoundBlock]:
+        """The blocks in a frame, the minis (and marked objects) in it known. `frame_heights`: minis
+        placed at their roster's height, as the frame alone placed them: where the frame says one
+        stands above the table and a block is seen under it there, the block is found and the mini
+        is in `stood_on` (its id: the block's top, mm)."""
         view = self.view(camera, pose)
+        self.stood_on = {}
         w_px, h_px = window_size(self.setup.table.width_mm, self.setup.table.depth_mm, COARSE_MM)
         coarse = view.window(image, 0.0, 0.0, w_px, h_px, COARSE_MM, cache=True)
         # Closing fills dark lines under ~4 mm (a printed mat's grid, wood grain) with the table
@@ -224,7 +232,122 @@ class BlockFinder:
             if self.memory is not None:
                 self.memory.keep((x, y, w, h), coarse, table, minis, fitted)
             blocks += fitted
-        return _named_in_frames_light(_without_cast_shadows(self._lamplight, blocks, table), self.palette)
+        blocks = _without_cast_shadows(self._lamplight, blocks, table)
+        blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {})
+        return _named_in_frames_light(blocks, self.palette)
+
+    def _under_minis(self, image: np.ndarray, view: TableView, minis: tuple[MiniState, ...],
+                     blocks: list[FoundBlock], table: np.ndarray, level: float, white: np.ndarray,
+                     white_table: float, frame_heights: dict[int, MiniState]) -> list[FoundBlock]:
+        """The blocks found, with the block each mini standing above the table stands on where no
+        block found holds its base's centre (`under_mini`: the mini hides most of it, and the
+        finder left its place out); what was found of it beside the mini is dropped for it. A
+        mini placed at its roster's height is looked under where the frame alone stood it
+        (`frame_heights`)."""
+        found = list(blocks)
+        for m in minis:
+            spec = self.setup.mini(m.id)
+            if spec is None or m.status != "seen":
+                continue
+            stand = stand_height_mm(m.z_mm, spec.marker_height)
+            as_framed = stand is None and m.id in frame_heights
+            if as_framed:
+                m = frame_heights[m.id]
+                stand = stand_height_mm(m.z_mm, spec.marker_height)
+            if stand is None:
+                continue
+            base = np.array([m.x_mm, m.y_mm])
+            if any(cv2.pointPolygonTest(b.footprint_mm.astype(np.float32), (float(base[0]), float(base[1])), False) >= 0
+                   for b in found):
+                continue
+            under = self._under_mini(image, view, m, stand, table, level, white, white_table, minis)
+            if under is not None:
+                found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
+                if as_framed:
+                    self.stood_on[m.id] = under.height_mm
+        return found
+
+    def _under_mini(self, image: np.ndarray, view: TableView, mini: MiniState, stand_mm: float, table: np.ndarray,
+                    level: float, white: np.ndarray, white_table: float, minis: tuple[MiniState, ...]
+                    ) -> FoundBlock | None:
+        """The block one standing mini stands on (`under_mini.fit_top`), named as any top is; None
+        where too little of it is seen or its top is no block's."""
+        spec = self.setup.mini(mini.id)
+        assert spec is not None
+        base = np.array([mini.x_mm, mini.y_mm])
+        points = plane_points(base)
+        n = points.shape[0]
+        cast = view.cast(points.reshape(-1, 2), stand_mm).reshape(points.shape)
+        colours = view.sample(image, cast)[..., :3].astype(np.float64)
+        table_here = _coarse_at(table, cast)
+        visible = 1 - occluded(view, stand_mm, base, spec.base_mm, mini.z_mm, tile_side_mm(spec.marker_mm),
+                               mini.heading_deg, (n, n), base - REACH_MM)
+        visible &= _clear_of_others(self.setup, minis, mini, view, cast)
+        if not visible.any():
+            return None
+        table_colour = np.median(table_here[visible > 0], axis=0)
+        maybe_shade = could_be_shade(colours, table_here) | _tinted_as_the_shade(self._lamplight, colours, table_here)
+        in_shade = shaded(colours, table_here, white, SHADE_TINT)
+        to_table = np.linalg.norm(colours - table_here, axis=-1)
+        differs = to_table > level
+        chroma = chromaticity(colours)
+        # A top that may be the table in shade is none: the mini's and the block's shadows lie
+        # right round it, and beside so little of the block no shadow model tells them apart
+        # (where the table has a hue, `shaded` tells black plastic from its shade).
+        hued = _hue_of(table_colour, white) >= HUED_TABLE
+
+        def may_be_top(bgr: np.ndarray) -> bool:
+            if float(np.linalg.norm(bgr - table_colour)) < UNDER_CONTRAST * level:
+                return False
+            if hued:
+                return not bool(shaded(bgr, table_colour, white, SHADE_TINT))
+            return not (bool(could_be_shade(bgr, table_colour)) or bool(_tinted_as_the_shade(self._lamplight, bgr, table_colour)))
+
+        def labels(bgr: np.ndarray) -> np.ndarray:
+            """1 where a pixel is of this top's colour (`_named`'s spread, its hue) and nearer it
+            than the table, 0 where it is of its hue and darker (its walls, shade on it), else -1."""
+            spread = max(18.0, 0.2 * float(np.linalg.norm(bgr)), 0.5 * float(np.linalg.norm(bgr - table_colour)))
+            to_top = np.linalg.norm(colours - bgr, axis=-1)
+            hue = np.linalg.norm(chroma - chromaticity(bgr), axis=-1) <= chroma_tolerance(bgr)
+            top = (to_top < spread) & (to_top < to_table) & hue & ~in_shade
+            kin = hue & (colours.sum(axis=-1) < float(bgr.sum()))
+            return np.where(top, 1, np.where(kin, 0, -1)).astype(np.int8)
+
+        def darker_kin(lighter: np.ndarray, darker: np.ndarray) -> bool:
+            return (float(darker.sum()) < float(lighter.sum()) and float(np.linalg.norm(
+                chromaticity(darker) - chromaticity(lighter))) <= float(chroma_tolerance(darker)))
+
+        top = fit_top(base, stand_mm, colours, visible, differs, ~maybe_shade, may_be_top, labels, darker_kin)
+        return None if top is None else self._block_under(image, view, mini, top, table, level, white, white_table)
+
+    def _block_under(self, image: np.ndarray, view: TableView, mini: MiniState, top: TopUnder, table: np.ndarray,
+                     level: float, white: np.ndarray, white_table: float) -> FoundBlock | None:
+        """A top found under a mini as a block: its height from the mini's marker (how sure: the
+        marker's height error and the roster's), its colour named as every top's is (`_named`)."""
+        k = float(view.k(top.height_mm))
+        cast_top = top.top.scaled_about(view.foot_mm, k)
+        measured = mini.z_mm - self.setup.mini(mini.id).marker_height  # type: ignore[union-attr]
+        sigma = math.hypot(mini.z_sigma_mm, UNDER_ROSTER_SIGMA_MM)
+        costs = {float(h): (float(h) - measured) ** 2 / (2 * sigma ** 2) for h in ALL_HEIGHTS_MM}
+        least = costs[min(costs, key=lambda h: abs(h - top.height_mm))]
+        fit = BoxFit(top=cast_top, silhouette=cast_top, height_mm=top.height_mm, footprint=top.top,
+                     height_cost={h: c - least for h, c in costs.items()})
+        corners = cast_top.corners()
+        pad_mm = 4.0
+        x0, y0 = (float(v) - pad_mm for v in corners.min(axis=0))
+        w_px, h_px = (int((float(v) + 2 * pad_mm) / FINE_MM) + 1 for v in np.ptp(corners, axis=0))
+        fine = view.window(image, x0, y0, w_px, h_px, FINE_MM)
+        table_fine = _crop_resized(table, x0, y0, w_px, h_px)
+        blob = _fill_fine(np.zeros((h_px, w_px), np.uint8), corners, (x0, y0))
+        c = _Candidate(image, view, _sampler(image, view), fine, colour_distance(fine, table_fine, blur_px=0.8), blob,
+                       table_fine, (x0, y0), level, white, white_table, self.palette, self._lamplight)
+        named = _named(c, top.samples_bgr, fit)
+        if named is None:
+            return None
+        top_bgr, colour, colour_conf, reading = named
+        studs = tuple(sorted((int(round((2 * h + GAP_MM) / STUD_MM)) for h in top.top.half_mm), reverse=True))
+        return FoundBlock(top.top.corners(), top.height_mm, colour, top.explained, fit.height_confidence, colour_conf,
+                          (studs[0], studs[1]), fit, top_bgr, reading)
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
                            minis: tuple[MiniState, ...], view: TableView) -> np.ndarray:
@@ -1576,6 +1699,42 @@ def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:
 def _skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
     """`skin_toned` of pixels (N, 3, BGR) once the anchors' paper (`white`, RGB 0-1) is made white."""
     return skin_toned(pixels_bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO)
+
+
+UNDER_CONTRAST = 2.0  # a top under a mini differs from the table by this many of the frame's levels
+UNDER_ROSTER_SIGMA_MM = 1.0  # a roster's marker height, measured with a ruler (the stand is the marker's less it)
+MOSTLY_WITHIN = 0.5  # a block found beside a mini with this share of it inside the block the mini stands on
+
+
+def _coarse_at(coarse: np.ndarray, points_mm: np.ndarray) -> np.ndarray:
+    """A COARSE_MM map (the table estimate) at table points (..., 2), bilinear: (..., 3) float."""
+    q = (np.asarray(points_mm, np.float64) / COARSE_MM - 0.5).astype(np.float32)
+    out = cv2.remap(coarse, np.ascontiguousarray(q[..., 0]), np.ascontiguousarray(q[..., 1]), cv2.INTER_LINEAR,
+                    borderMode=cv2.BORDER_REPLICATE)
+    return out.astype(np.float64)
+
+
+def _clear_of_others(setup: Setup, minis: tuple[MiniState, ...], mini: MiniState, view: TableView,
+                     cast_mm: np.ndarray) -> np.ndarray:
+    """uint8 over a window's table points (`cast_mm`, (n, n, 2)): 0 where the other minis, marked
+    objects and anchors stand (`mask_known`), 1 elsewhere."""
+    lo = cast_mm.reshape(-1, 2).min(axis=0) - COARSE_MM
+    w_px, h_px = (int(v) + 2 for v in np.ceil((cast_mm.reshape(-1, 2).max(axis=0) - lo) / COARSE_MM) + 1)
+    clear = np.ones((h_px, w_px), np.uint8)
+    mask_known(clear, setup, tuple(m for m in minis if m.id != mini.id), view, (float(lo[0]), float(lo[1])), COARSE_MM)
+    q = ((cast_mm - lo) / COARSE_MM - 0.5).astype(np.float32)
+    return cv2.remap(clear, np.ascontiguousarray(q[..., 0]), np.ascontiguousarray(q[..., 1]), cv2.INTER_NEAREST,
+                     borderMode=cv2.BORDER_REPLICATE)
+
+
+def _mostly_within(footprint_mm: np.ndarray, other_mm: np.ndarray) -> bool:
+    """Whether MOSTLY_WITHIN of a footprint lies inside another (a piece of it found beside its mini)."""
+    a, b = footprint_mm.astype(np.float32), other_mm.astype(np.float32)
+    if len(a) != 4:
+        return False  # a wall's outline: no piece of a brick
+    area = cv2.contourArea(a)
+    inter, _ = cv2.intersectConvexConvex(a, b)
+    return area > 0 and inter / area >= MOSTLY_WITHIN
 
 
 def tile_side_mm(marker_mm: float) -> float:

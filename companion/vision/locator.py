@@ -179,16 +179,45 @@ class Locator:
                 detections = MarkerDetections.concat([kept, more])
                 state, poses, _ = self._place(detections, reg, camera, frame, timestamp, list(warnings),
                                               known_z_mm or {})
-        blocks: tuple[FoundBlock, ...] = ()
+        analysis = FrameAnalysis(state, detections, reg, poses)
         if looks_for_blocks:
-            assert self.block_finder is not None and reg.pose is not None
-            blocks = tuple(self.block_finder.find(image, camera, reg.pose, state.minis + state.objects, background))
-            state = replace(state, blocks=to_block_states(list(blocks)),
-                            warnings=with_exposure_warning(state.warnings, image, TableView(camera, reg.pose),
-                                                           self.setup))
-        else:
-            state = replace(state, blocks_seen=False)
-        return FrameAnalysis(state, detections, reg, poses, blocks)
+            assert self.block_finder is not None
+            return self.with_blocks(image, analysis, self.block_finder, background, known_z_mm or {})
+        return replace(analysis, state=replace(state, blocks_seen=False))
+
+    def with_blocks(self, image: np.ndarray, analysis: FrameAnalysis, finder: BlockFinder,
+                    background: np.ndarray | None = None, known_z_mm: dict[int, float] | None = None
+                    ) -> FrameAnalysis:
+        """A registered colour frame's analysis with its blocks (`finder`'s). A mini the roster's
+        height put on the table where the frame alone stood it on something, and a block is seen
+        under it there, is placed on that block (its top and the roster's marker height)."""
+        state, reg = analysis.state, analysis.registration
+        assert reg.pose is not None
+        camera, _ = self.camera(image.shape[1], image.shape[0])
+        framed = {m.id: replace(m, x_mm=p.x_mm, y_mm=p.y_mm, z_mm=p.z_mm) for m in state.minis
+                  if m.height_source == "fused" and (p := analysis.poses.get(m.id)) is not None}
+        blocks = tuple(finder.find(image, camera, reg.pose, state.minis + state.objects, background, framed))
+        minis = state.minis
+        if finder.stood_on:
+            minis = tuple(self._on_block(analysis, camera, m, finder.stood_on[m.id], known_z_mm or {})
+                          if m.id in finder.stood_on else m for m in minis)
+        state = replace(state, minis=minis, blocks=to_block_states(list(blocks)),
+                        warnings=with_exposure_warning(state.warnings, image, TableView(camera, reg.pose), self.setup))
+        return replace(analysis, state=state, blocks=blocks)
+
+    def _on_block(self, analysis: FrameAnalysis, camera: CameraModel, mini: MiniState, top_mm: float,
+                  known_z_mm: dict[int, float]) -> MiniState:
+        """A mini placed standing on a block's top (its marker the roster's height above it)."""
+        det = analysis.detections
+        row = int(np.flatnonzero(det.ids == mini.id)[0])
+        spec = self.setup.mini(mini.id)
+        assert spec is not None
+        kind, placed, _ = self._place_one(det, row, mini.id, analysis.registration, camera,
+                                          {**known_z_mm, mini.id: top_mm + spec.marker_height})
+        if kind != "mini":
+            return mini
+        return replace(placed, height_source="block", z_sigma_mm=ROSTER_SIGMA_MM).seen_at(mini.last_seen_frame,
+                                                                                           mini.last_seen_s)
 
     def locate(self, image: np.ndarray, frame: int = 0, timestamp: float | None = None) -> TableState:
         return self.analyse(image, frame, timestamp).state
