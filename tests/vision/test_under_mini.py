@@ -149,3 +149,23 @@ def test_a_mini_the_roster_put_on_the_table_is_stood_on_the_block_seen_under_it(
     assert abs(seen.z_mm - truth.z_mm) <= 4.0
     brick = next(b for b in scene.bricks if math.hypot(b.x_mm - truth.x_mm, b.y_mm - truth.y_mm) < 1)
     assert any(polygon_iou(np.asarray(b.footprint_mm), brick.footprint_mm()) >= 0.5 for b in state.blocks)
+
+
+def test_a_mini_read_a_little_high_with_no_block_under_it_is_on_the_table():
+    """A marker read 3.5 sigmas (the frame's and the roster's together) above its roster's height
+    would stand its mini on something; with no block seen under it, it is on the table at the
+    roster's height (a lamp's glare on a print lifts its marker so)."""
+    scene = random_scene(3)
+    image = Renderer().render(scene)
+    setup = scene.setup(height_noise_mm=0.0)
+    first = Locator(setup).locate(image)
+    mini = min((m for m in first.minis if m.height_source == "fused"), key=lambda m: m.id)
+    truth = next(m for m in scene.minis if m.id == mini.id)
+    frame_sigma = 1 / math.sqrt(max(1 / mini.z_sigma_mm ** 2 - 1 / 1.5 ** 2, 1e-6))
+    low = truth.z_mm - 3.5 * math.hypot(frame_sigma, 1.5)  # the roster says it is this much shorter
+    spec = setup.mini(mini.id)
+    lowered = replace(setup, minis=tuple(replace(s, height_mm=low, marker_height_mm=None) if s is spec else s
+                                         for s in setup.minis))
+    seen = Locator(lowered).locate(image).mini(mini.id)
+    assert seen is not None and seen.height_source == "fused"  # (blended: a sure frame's height weighs most)
+    assert low < seen.z_mm < truth.z_mm and seen.z_sigma_mm < frame_sigma
