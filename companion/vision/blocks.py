@@ -52,7 +52,8 @@ from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, courses_agreement, fit_touching
-from companion.vision.under_mini import REACH_MM, TopUnder, fit_top, occluded, plane_points, stand_height_mm
+from companion.vision.under_mini import (REACH_MM, ROSTER_SIGMA_MM, TopUnder, fit_top, occluded, plane_points,
+                                         stand_height_mm)
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
@@ -260,16 +261,16 @@ class BlockFinder:
             if any(cv2.pointPolygonTest(b.footprint_mm.astype(np.float32), (float(base[0]), float(base[1])), False) >= 0
                    for b in found):
                 continue
-            under = self._under_mini(image, view, m, stand, table, level, white, white_table, minis)
+            under = self._under_mini(image, view, m, spec.marker_height, stand, table, level, white, white_table, minis)
             if under is not None:
                 found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
                 if as_framed:
                     self.stood_on[m.id] = under.height_mm
         return found
 
-    def _under_mini(self, image: np.ndarray, view: TableView, mini: MiniState, stand_mm: float, table: np.ndarray,
-                    level: float, white: np.ndarray, white_table: float, minis: tuple[MiniState, ...]
-                    ) -> FoundBlock | None:
+    def _under_mini(self, image: np.ndarray, view: TableView, mini: MiniState, marker_height_mm: float,
+                    stand_mm: float, table: np.ndarray, level: float, white: np.ndarray, white_table: float,
+                    minis: tuple[MiniState, ...]) -> FoundBlock | None:
         """The block one standing mini stands on (`under_mini.fit_top`), named as any top is; None
         where too little of it is seen or its top is no block's."""
         spec = self.setup.mini(mini.id)
@@ -318,17 +319,20 @@ class BlockFinder:
                 chromaticity(darker) - chromaticity(lighter))) <= float(chroma_tolerance(darker)))
 
         top = fit_top(base, stand_mm, colours, visible, differs, ~maybe_shade, may_be_top, labels, darker_kin)
-        return None if top is None else self._block_under(image, view, mini, top, table, level, white, white_table)
+        if top is None:
+            return None
+        return self._block_under(image, view, mini.z_mm - marker_height_mm, mini.z_sigma_mm, top, table, level, white,
+                                 white_table)
 
-    def _block_under(self, image: np.ndarray, view: TableView, mini: MiniState, top: TopUnder, table: np.ndarray,
-                     level: float, white: np.ndarray, white_table: float) -> FoundBlock | None:
-        """A top found under a mini as a block: its height from the mini's marker (how sure: the
-        marker's height error and the roster's), its colour named as every top's is (`_named`)."""
+    def _block_under(self, image: np.ndarray, view: TableView, measured_mm: float, z_sigma_mm: float, top: TopUnder,
+                     table: np.ndarray, level: float, white: np.ndarray, white_table: float) -> FoundBlock | None:
+        """A top found under a mini as a block: its height from the mini's marker (`measured_mm`
+        over the table, less the roster's marker height; how sure: the marker's height error and
+        the roster's), its colour named as every top's is (`_named`)."""
         k = float(view.k(top.height_mm))
         cast_top = top.top.scaled_about(view.foot_mm, k)
-        measured = mini.z_mm - self.setup.mini(mini.id).marker_height  # type: ignore[union-attr]
-        sigma = math.hypot(mini.z_sigma_mm, UNDER_ROSTER_SIGMA_MM)
-        costs = {float(h): (float(h) - measured) ** 2 / (2 * sigma ** 2) for h in ALL_HEIGHTS_MM}
+        sigma = math.hypot(z_sigma_mm, ROSTER_SIGMA_MM)
+        costs = {float(h): (float(h) - measured_mm) ** 2 / (2 * sigma ** 2) for h in ALL_HEIGHTS_MM}
         least = costs[min(costs, key=lambda h: abs(h - top.height_mm))]
         fit = BoxFit(top=cast_top, silhouette=cast_top, height_mm=top.height_mm, footprint=top.top,
                      height_cost={h: c - least for h, c in costs.items()})
@@ -1702,7 +1706,6 @@ def _skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarra
 
 
 UNDER_CONTRAST = 2.0  # a top under a mini differs from the table by this many of the frame's levels
-UNDER_ROSTER_SIGMA_MM = 1.0  # a roster's marker height, measured with a ruler (the stand is the marker's less it)
 MOSTLY_WITHIN = 0.5  # a block found beside a mini with this share of it inside the block the mini stands on
 
 

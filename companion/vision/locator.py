@@ -21,8 +21,8 @@ from companion.vision.markers import MarkerDetections, dictionary, mean_side_px,
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
 from companion.vision.tableview import TableView
+from companion.vision.under_mini import ROSTER_SIGMA_MM
 
-ROSTER_SIGMA_MM = 1.5  # a mini's height measured with a ruler by a player
 # A mini the frame alone stands this many sigmas or less above its roster's height, with no block
 # seen under it, is on the table (`Locator._nothing_under`): a lamp's glare on a print lifts its
 # marker's height (a path-traced one 6.8 mm: 3.2 sigmas above its roster's height, the roster's own

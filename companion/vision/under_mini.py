@@ -24,6 +24,7 @@ from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView
 
 STAND_FROM_MM = 5.0  # a stand lower than this is the table (the rules' own line; vision does not import them)
+ROSTER_SIGMA_MM = 1.5  # a mini's marker height measured with a ruler by a player (the roster's)
 REACH_MM = 56  # the window's half side: a 4 x 6 brick's half diagonal and a stud beyond
 STEP_MM = 1.0  # the window's pixel
 OCCLUDER_MARGIN_MM = 2.0  # past the mini's column and tile: their blurred edges
