@@ -223,9 +223,9 @@ class Locator:
 
     def _nothing_under(self, analysis: FrameAnalysis, camera: CameraModel, mini: MiniState,
                        blocks: tuple[FoundBlock, ...], known_z_mm: dict[int, float]) -> MiniState:
-        """A mini the frame alone stood a little above the table with no block seen under it,
-        placed at the roster's height as one that agreed with it is (`fuse_roster_height`, over
-        NOTHING_UNDER_SIGMAS)."""
+        """A mini the frame alone placed NOTHING_UNDER_SIGMAS or less off its roster's height
+        (over the 3 that blend it: above, it would stand on something), with no block seen under
+        it, blended with the roster's height as one that agreed is (`fuse_roster_height`)."""
         spec = self.setup.mini(mini.id)
         if mini.height_source != "frame" or spec is None or not spec.height_given or mini.z_sigma_mm <= 0:
             return mini
