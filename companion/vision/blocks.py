@@ -286,7 +286,10 @@ class BlockFinder:
         visible &= _clear_of_others(self.setup, minis, mini, view, cast)
         if not visible.any():
             return None
-        table_colour = np.median(table_here[visible > 0], axis=0)
+        # The table's colour round the block, from the window's rim: a median over 60 mm next to
+        # the mini is pulled towards the block and the mini themselves.
+        rim = (np.linalg.norm(points - base, axis=-1) >= UNDER_RIM_MM) & (visible > 0)
+        table_colour = np.median(table_here[rim if rim.any() else visible > 0], axis=0)
         maybe_shade = could_be_shade(colours, table_here) | _tinted_as_the_shade(self._lamplight, colours, table_here)
         in_shade = shaded(colours, table_here, white, SHADE_TINT)
         to_table = np.linalg.norm(colours - table_here, axis=-1)
@@ -321,14 +324,14 @@ class BlockFinder:
         top = fit_top(base, stand_mm, colours, visible, differs, ~maybe_shade, may_be_top, labels, darker_kin)
         if top is None:
             return None
-        return self._block_under(image, view, mini.z_mm - marker_height_mm, mini.z_sigma_mm, top, table, level, white,
-                                 white_table)
+        return self._block_under(image, view, mini.z_mm - marker_height_mm, mini.z_sigma_mm, top, table_colour, level,
+                                 white, white_table)
 
     def _block_under(self, image: np.ndarray, view: TableView, measured_mm: float, z_sigma_mm: float, top: TopUnder,
-                     table: np.ndarray, level: float, white: np.ndarray, white_table: float) -> FoundBlock | None:
+                     table_bgr: np.ndarray, level: float, white: np.ndarray, white_table: float) -> FoundBlock | None:
         """A top found under a mini as a block: its height from the mini's marker (`measured_mm`
         over the table, less the roster's marker height; how sure: the marker's height error and
-        the roster's), its colour named as every top's is (`_named`)."""
+        the roster's), its colour named as every top's is (`_named`) against the table round it."""
         k = float(view.k(top.height_mm))
         cast_top = top.top.scaled_about(view.foot_mm, k)
         sigma = math.hypot(z_sigma_mm, ROSTER_SIGMA_MM)
@@ -341,7 +344,8 @@ class BlockFinder:
         x0, y0 = (float(v) - pad_mm for v in corners.min(axis=0))
         w_px, h_px = (int((float(v) + 2 * pad_mm) / FINE_MM) + 1 for v in np.ptp(corners, axis=0))
         fine = view.window(image, x0, y0, w_px, h_px, FINE_MM)
-        table_fine = _crop_resized(table, x0, y0, w_px, h_px)
+        table_fine = np.empty((h_px, w_px, 3), np.float32)
+        table_fine[:] = table_bgr
         blob = _fill_fine(np.zeros((h_px, w_px), np.uint8), corners, (x0, y0))
         c = _Candidate(image, view, _sampler(image, view), fine, colour_distance(fine, table_fine, blur_px=0.8), blob,
                        table_fine, (x0, y0), level, white, white_table, self.palette, self._lamplight)
@@ -1706,6 +1710,7 @@ def _skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarra
 
 
 UNDER_CONTRAST = 2.0  # a top under a mini differs from the table by this many of the frame's levels
+UNDER_RIM_MM = 40.0  # the table round a block under a mini: this far from the mini's base and more
 MOSTLY_WITHIN = 0.5  # a block found beside a mini with this share of it inside the block the mini stands on
 
 
