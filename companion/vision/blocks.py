@@ -38,7 +38,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.setup_file import Setup, TableSpec
+from companion.setup_file import MiniSpec, Setup, TableSpec
 from companion.state import BRICK_MM, BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit,
                                        TableRect, fit_box, snap_side, top_face)
@@ -257,30 +257,26 @@ class BlockFinder:
                 stand = stand_height_mm(m.z_mm, spec.marker_height)
             if stand is None:
                 continue
-            base = np.array([m.x_mm, m.y_mm])
-            if any(cv2.pointPolygonTest(b.footprint_mm.astype(np.float32), (float(base[0]), float(base[1])), False) >= 0
-                   for b in found):
+            if one_holds(found, np.array([m.x_mm, m.y_mm])):
                 continue
-            under = self._under_mini(image, view, m, spec.marker_height, stand, table, level, white, white_table, minis)
+            under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis)
             if under is not None:
                 found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
                 if as_framed:
                     self.stood_on[m.id] = under.height_mm
         return found
 
-    def _under_mini(self, image: np.ndarray, view: TableView, mini: MiniState, marker_height_mm: float,
-                    stand_mm: float, table: np.ndarray, level: float, white: np.ndarray, white_table: float,
+    def _under_mini(self, image: np.ndarray, view: TableView, mini: MiniState, spec: MiniSpec, stand_mm: float,
+                    table: np.ndarray, level: float, white: np.ndarray, white_table: float,
                     minis: tuple[MiniState, ...]) -> FoundBlock | None:
-        """The block one standing mini stands on (`under_mini.fit_top`), named as any top is; None
-        where too little of it is seen or its top is no block's."""
-        spec = self.setup.mini(mini.id)
-        assert spec is not None
+        """The block one standing mini (its roster entry `spec`) stands on (`under_mini.fit_top`),
+        named as any top is; None where too little of it is seen or its top is no block's."""
         base = np.array([mini.x_mm, mini.y_mm])
         points = plane_points(base)
         n = points.shape[0]
         cast = view.cast(points.reshape(-1, 2), stand_mm).reshape(points.shape)
         colours = view.sample(image, cast)[..., :3].astype(np.float64)
-        table_here = _coarse_at(table, cast)
+        table_here = _coarse_at(table, cast).astype(np.float64)
         visible = 1 - occluded(view, stand_mm, base, spec.base_mm, mini.z_mm, tile_side_mm(spec.marker_mm),
                                mini.heading_deg, (n, n), base - REACH_MM)
         visible &= _clear_of_others(self.setup, minis, mini, view, cast)
@@ -324,7 +320,7 @@ class BlockFinder:
         top = fit_top(base, stand_mm, colours, visible, differs, ~maybe_shade, may_be_top, labels, darker_kin)
         if top is None:
             return None
-        return self._block_under(image, view, mini.z_mm - marker_height_mm, mini.z_sigma_mm, top, table_colour, level,
+        return self._block_under(image, view, mini.z_mm - spec.marker_height, mini.z_sigma_mm, top, table_colour, level,
                                  white, white_table)
 
     def _block_under(self, image: np.ndarray, view: TableView, measured_mm: float, z_sigma_mm: float, top: TopUnder,
@@ -353,9 +349,8 @@ class BlockFinder:
         if named is None:
             return None
         top_bgr, colour, colour_conf, reading = named
-        studs = tuple(sorted((int(round((2 * h + GAP_MM) / STUD_MM)) for h in top.top.half_mm), reverse=True))
         return FoundBlock(top.top.corners(), top.height_mm, colour, top.explained, fit.height_confidence, colour_conf,
-                          (studs[0], studs[1]), fit, top_bgr, reading)
+                          _snapped(top.top)[1], fit, top_bgr, reading)
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
                            minis: tuple[MiniState, ...], view: TableView) -> np.ndarray:
@@ -1714,12 +1709,13 @@ UNDER_RIM_MM = 40.0  # the table round a block under a mini: this far from the m
 MOSTLY_WITHIN = 0.5  # a block found beside a mini with this share of it inside the block the mini stands on
 
 
-def _coarse_at(coarse: np.ndarray, points_mm: np.ndarray) -> np.ndarray:
-    """A COARSE_MM map (the table estimate) at table points (..., 2), bilinear: (..., 3) float."""
-    q = (np.asarray(points_mm, np.float64) / COARSE_MM - 0.5).astype(np.float32)
-    out = cv2.remap(coarse, np.ascontiguousarray(q[..., 0]), np.ascontiguousarray(q[..., 1]), cv2.INTER_LINEAR,
-                    borderMode=cv2.BORDER_REPLICATE)
-    return out.astype(np.float64)
+def _coarse_at(coarse: np.ndarray, points_mm: np.ndarray, origin_mm: tuple[float, float] | np.ndarray = (0.0, 0.0),
+               interpolation: int = cv2.INTER_LINEAR) -> np.ndarray:
+    """A map at COARSE_MM a pixel whose pixel (0, 0) is centred at `origin_mm` + half a pixel (the
+    table estimate, a mask) at table points (..., 2): (..., channels) of the map's type."""
+    q = ((np.asarray(points_mm, np.float64) - np.asarray(origin_mm, np.float64)) / COARSE_MM - 0.5).astype(np.float32)
+    return cv2.remap(coarse, np.ascontiguousarray(q[..., 0]), np.ascontiguousarray(q[..., 1]), interpolation,
+                     borderMode=cv2.BORDER_REPLICATE)
 
 
 def _clear_of_others(setup: Setup, minis: tuple[MiniState, ...], mini: MiniState, view: TableView,
@@ -1730,9 +1726,7 @@ def _clear_of_others(setup: Setup, minis: tuple[MiniState, ...], mini: MiniState
     w_px, h_px = (int(v) + 2 for v in np.ceil((cast_mm.reshape(-1, 2).max(axis=0) - lo) / COARSE_MM) + 1)
     clear = np.ones((h_px, w_px), np.uint8)
     mask_known(clear, setup, tuple(m for m in minis if m.id != mini.id), view, (float(lo[0]), float(lo[1])), COARSE_MM)
-    q = ((cast_mm - lo) / COARSE_MM - 0.5).astype(np.float32)
-    return cv2.remap(clear, np.ascontiguousarray(q[..., 0]), np.ascontiguousarray(q[..., 1]), cv2.INTER_NEAREST,
-                     borderMode=cv2.BORDER_REPLICATE)
+    return _coarse_at(clear, cast_mm, lo, cv2.INTER_NEAREST)
 
 
 def _mostly_within(footprint_mm: np.ndarray, other_mm: np.ndarray) -> bool:
@@ -2192,8 +2186,13 @@ def _hue_of(table_bgr: np.ndarray, paper_rgb: np.ndarray) -> float:
 
 def within_one_of(block: FoundBlock, others: list[FoundBlock]) -> bool:
     """Whether a block's footprint centre lies within one of the others' footprints."""
-    centre = tuple(float(v) for v in block.footprint_mm.mean(axis=0))
-    return any(cv2.pointPolygonTest(o.footprint_mm.astype(np.float32), centre, False) >= 0 for o in others)
+    return one_holds(others, block.footprint_mm.mean(axis=0))
+
+
+def one_holds(blocks: list[FoundBlock] | tuple[FoundBlock, ...], point_mm: np.ndarray) -> bool:
+    """Whether a table point lies within (or on) one of the blocks' footprints."""
+    point = (float(point_mm[0]), float(point_mm[1]))
+    return any(cv2.pointPolygonTest(b.footprint_mm.astype(np.float32), point, False) >= 0 for b in blocks)
 
 
 def _black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> np.ndarray | None:

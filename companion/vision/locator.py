@@ -8,12 +8,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, replace
 
-import cv2
 import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
-from companion.vision.blocks import BlockFinder, FoundBlock, to_block_states
+from companion.vision.blocks import BlockFinder, FoundBlock, one_holds, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.deblur import detect_listed, read_from_paper
 from companion.vision.exposure import with_exposure_warning
@@ -229,8 +228,7 @@ class Locator:
         spec = self.setup.mini(mini.id)
         if mini.height_source != "frame" or spec is None or not spec.height_given or mini.z_sigma_mm <= 0:
             return mini
-        base = (float(mini.x_mm), float(mini.y_mm))
-        if any(cv2.pointPolygonTest(b.footprint_mm.astype(np.float32), base, False) >= 0 for b in blocks):
+        if one_holds(blocks, np.array([mini.x_mm, mini.y_mm])):
             return mini
         fused = fuse_roster_height(mini.z_mm, mini.z_sigma_mm, spec.marker_height, NOTHING_UNDER_SIGMAS)
         if fused is None:

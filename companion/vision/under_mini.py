@@ -81,7 +81,7 @@ def occluded(view: TableView, plane_mm: float, base_xy_mm: np.ndarray, base_mm: 
     def px(points: np.ndarray) -> np.ndarray:
         return np.round((np.asarray(points, float) - origin_mm) / STEP_MM * 4 - 2).astype(np.int32)
 
-    low = _seen_at(view, base_xy_mm[None], plane_mm, plane_mm)[0]
+    low = np.asarray(base_xy_mm, float)  # (the base stands on that plane)
     high = _seen_at(view, base_xy_mm[None], top_mm, plane_mm)[0]
     radius = (base_mm / 2 + OCCLUDER_MARGIN_MM) * float(view.k(top_mm)) / float(view.k(plane_mm))
     thickness = max(1, int(round(2 * radius / STEP_MM)))
