@@ -1149,10 +1149,12 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
             # What wanted to be taller there stands only with a brick's sides (a faint patch of
             # light on a mat is none), unless its top is clipped: that blooms past its edges.
             continue
-        if (fit.height_mm > max(HEIGHTS_MM) and _tower_shift_mm(c.view, fit.top, fit.height_mm) < TOWER_SHIFT_MM
-                and fit.height_confidence < UNSEEN_CONFIDENCE):
-            # Only the top's size calls it a tower, and unsure (a white 2x3 brick 19.2 mm high,
-            # clipped, 20 mm from the foot: 86.4 mm; a tower 51.2 mm high 89 mm from it is sure).
+        if fit.height_mm > max(HEIGHTS_MM) and fit.height_confidence < UNSEEN_CONFIDENCE:
+            # A tower unsure of its height is none: near the foot only the top's size calls it
+            # one (a white 2x3 brick 19.2 mm high, clipped, 20 mm from the foot: 86.4 mm; a tower
+            # 51.2 mm high 89 mm from it is sure), and elsewhere a low brick's top beside another
+            # passes for its wall (a green and an orange 2x2 touching on an overexposed frame, a
+            # white 2x2 "tower" 118.4 mm high, confidence 0.52; true towers 0.78-1.0).
             continue
         if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
             best = (iou, fit, footprint, studs)
