@@ -1008,6 +1008,25 @@ def test_a_faint_candidate_is_a_brick_set_apart_from_the_mat_not_a_patch_of_its_
         assert its_level < level
 
 
+def test_a_patch_of_the_table_that_runs_on_past_its_outline_is_no_block():
+    """A piece of the table cut off by its local estimate and fitted as a brick runs on in its
+    top's colour past its outline (over RING_ALIKE of the ring round it); a block stands apart
+    from the table on every side. Ray-cast verdict table 0 (walls, a tower, touching bricks):
+    a tile beside a mini's shadow was a white brick 32 mm high at (133, 326) mm, its ring 0.87 the
+    tile's colour; every other block found there is a true one, and each is kept."""
+    from companion.bench.vision import bench_scene
+    from companion.bench.verdicts import DEFAULT_LAYOUT
+
+    scene = bench_scene("raycast", 0, "standard", **DEFAULT_LAYOUT)
+    found = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+    truth = [f for t in scene.truth_blocks() for f in t.footprints]
+    assert not [b for b in found if np.hypot(*(b.footprint_mm.mean(axis=0) - (133.0, 326.0))) < 15.0]
+    unmatched = [(b.color, b.height_mm, b.footprint_mm.mean(axis=0).round()) for b in found
+                 if max(polygon_iou(b.footprint_mm, f) for f in truth) < 0.3]
+    assert not unmatched
+    assert len(found) >= 12, len(found)
+
+
 @pytest.mark.parametrize("table, x_mm, y_mm", [(5, 659.0, 394.0), (1, 836.0, 314.0), (13, 120.0, 152.0)])
 def test_a_low_tops_blurred_edge_rows_do_not_make_it_two_colours(table, x_mm, y_mm):
     """A low brick's top fitted a millimetre off had a row and a column of its samples, 1 mm in,
