@@ -103,7 +103,7 @@ class VerdictScore:
                 else:
                     seen_verdict = attack(seen_table, a.id, t.id)
                     got = verdict_fields(seen_verdict)
-                    flagged = any(b.close_call for b in seen_verdict.cover.blocks)
+                    flagged = seen_verdict.close_call
                 wrong = tuple(f for f in FIELDS if got.get(f) != want[f])
                 if {"full_cover", "partial_cover"} & set(wrong):
                     self.cover_wrong += 1

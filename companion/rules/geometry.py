@@ -70,6 +70,57 @@ def point_polygon_distance(p: Point, polygon: Polygon) -> float:
     return min(point_segment_distance(p, polygon[i], polygon[(i + 1) % n]) for i in range(n))
 
 
+def segment_segment_distance(p1: Point, p2: Point, q1: Point, q2: Point) -> float:
+    if segments_intersect(p1, p2, q1, q2):
+        return 0.0
+    return min(point_segment_distance(p1, q1, q2), point_segment_distance(p2, q1, q2),
+               point_segment_distance(q1, p1, p2), point_segment_distance(q2, p1, p2))
+
+
+def segment_polygon_distance(a: Point, b: Point, polygon: Polygon) -> float:
+    """0 when the segment meets the polygon; else the distance between them."""
+    if segment_meets_polygon(a, b, polygon):
+        return 0.0
+    n = len(polygon)
+    return min(segment_segment_distance(a, b, polygon[i], polygon[(i + 1) % n]) for i in range(n))
+
+
+def crossing_depth(a: Point, b: Point, polygon: Polygon, step_mm: float = 0.25) -> float:
+    """How far into the polygon the segment reaches: the greatest distance from the polygon's
+    boundary of a point of the segment inside it (0 when it stays outside). Read every `step_mm`
+    along the parts of the segment inside, between its crossings of the boundary."""
+    n = len(polygon)
+    length = distance(a, b)
+    if length == 0:
+        return _boundary_distance(a, polygon) if point_in_polygon(a, polygon) else 0.0
+    ts = [0.0, 1.0]
+    for i in range(n):
+        q1, q2 = polygon[i], polygon[(i + 1) % n]
+        denom = _cross((0.0, 0.0), (b[0] - a[0], b[1] - a[1]), (q2[0] - q1[0], q2[1] - q1[1]))
+        if abs(denom) < 1e-12:
+            continue
+        t = _cross((0.0, 0.0), (q1[0] - a[0], q1[1] - a[1]), (q2[0] - q1[0], q2[1] - q1[1])) / denom
+        u = _cross((0.0, 0.0), (q1[0] - a[0], q1[1] - a[1]), (b[0] - a[0], b[1] - a[1])) / denom
+        if 0.0 < t < 1.0 and -1e-9 <= u <= 1.0 + 1e-9:
+            ts.append(t)
+    ts.sort()
+    deepest = 0.0
+    for t0, t1 in zip(ts, ts[1:]):
+        mid = (t0 + t1) / 2
+        if t1 - t0 < 1e-12 or not point_in_polygon((a[0] + mid * (b[0] - a[0]), a[1] + mid * (b[1] - a[1])), polygon):
+            continue
+        samples = max(2, int((t1 - t0) * length / step_mm) + 1)
+        for k in range(samples + 1):
+            t = t0 + (t1 - t0) * k / samples
+            deepest = max(deepest, _boundary_distance((a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])), polygon))
+    return deepest
+
+
+def _boundary_distance(p: Point, polygon: Polygon) -> float:
+    n = len(polygon)
+    return min(point_segment_distance(p, polygon[i], polygon[(i + 1) % n]) for i in range(n))
+
+
 def angle_between_deg(heading_deg: float, origin: Point, target: Point) -> float:
     """Angle between a heading and the direction origin -> target, in [0, 180]."""
     direction = math.degrees(math.atan2(target[1] - origin[1], target[0] - origin[0]))

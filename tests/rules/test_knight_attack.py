@@ -127,6 +127,35 @@ def test_a_block_whose_height_the_camera_could_not_tell_either_side_is_called_cl
     assert ("either side of the target's 40 mm" in cover.why) is close, cover.why
 
 
+@pytest.mark.parametrize("y0, crosses, close", [(-15.0, True, False), (-1.0, True, True), (1.0, False, True),
+                                                  (2.0, False, False)])
+def test_a_line_of_attack_that_grazes_a_block_is_called_close(y0, crosses, close):
+    """A camera places a block's edge to a millimetre or two: a line that crosses a block by less
+    than GRAZE_MM, or passes that near beside one that would give cover, turns on what the
+    camera cannot tell. The verdict stands on the edge as read and says so; a block beside the
+    line gives nothing (it is in the reasons, not in the cover's blocks)."""
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, height=40.0),
+              blocks=[block(7, 140, y0, 160, y0 + 30, 19.2)])
+    cover = line_cover(t, t.unit(1), t.unit(2), RED)
+    v = attack(t, 1, 2)
+    assert [b.id for b in cover.blocks] == ([7] if crosses else [])
+    assert [b.id for b in cover.beside] == ([7] if close and not crosses else [])
+    assert v.close_call is close and v.to_json()["close_call"] is close
+    if crosses:
+        assert cover.blocks[0].close_call is close and ("crosses only 1.0 mm into it" in cover.blocks[0].why) is close
+        assert ("partial cover", 1) in [(m.name, m.value) for m in v.defence_modifiers]
+    else:
+        assert not any(m.name == "partial cover" for m in v.defence_modifiers)
+        assert any("passes 1.0 mm beside the line of attack" in r and "partial cover" in r for r in v.reasons) is close
+
+
+def test_a_block_beside_the_line_that_would_give_nothing_is_no_close_call():
+    """Beside the line, a block lower than the target's feet would give nothing if it crossed."""
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, height=40.0, standing=19.2),
+              blocks=[block(7, 140, 1.0, 160, 31.0, 9.6)])
+    assert attack(t, 1, 2).close_call is False and not line_cover(t, t.unit(1), t.unit(2), RED).beside
+
+
 def test_partial_block_within_a_finger_of_the_shooter_gives_nothing():
     # block edge at x = 25: the shooter's base edge is at 12.5, 12.5 mm away (< 20 mm finger)
     t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0), blocks=[block(5, 25, -30, 35, 30, 9.6)])

@@ -6,11 +6,12 @@ odds", "Bonus sums"); every modifier in an answer carries its name, value and re
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 
 from companion.errors import InputError
-from companion.rules.geometry import angle_between_deg, point_in_polygon, point_polygon_distance, segment_meets_polygon
+from companion.rules.geometry import (angle_between_deg, crossing_depth, point_in_polygon, point_polygon_distance,
+                                      segment_meets_polygon, segment_polygon_distance)
 from companion.rules.knight.measure import Measure, measure, within_for_acting_side
 from companion.rules.knight.squads import group_of
 from companion.rules.table import Block, Table, Unit
@@ -23,6 +24,9 @@ RANGED_CLASSES = frozenset({"shooter", "priest"})
 ELEVATION_MARGIN_MM = 1.0
 SHOOTER_OWN_COVER_FINGERS = 1
 CLOSE_CALL_MM = 3.2  # a plate: the camera's height step
+# A camera places a block's edge to a millimetre or two: a line of attack this near an edge may
+# cross the block or pass beside it.
+GRAZE_MM = 1.5
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,7 @@ class CoverBlock:
     cover_height_mm: float  # top above the target's standing level
     kind: str  # full | partial | none (crosses but gives nothing)
     why: str
-    close_call: bool = False  # the block's top is within CLOSE_CALL_MM of the target's height
+    close_call: bool = False  # its top within CLOSE_CALL_MM of the target's height, or the line within GRAZE_MM of its edge
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,9 @@ class Cover:
     full: bool
     partial: int  # partial blocks that count
     blocks: tuple[CoverBlock, ...]  # every block crossing the line of attack
+    # Blocks the line passes within GRAZE_MM of, that would give cover if it crossed them (what
+    # they would give; in the verdict's reasons, not in `blocks`: they do not count).
+    beside: tuple[CoverBlock, ...] = ()
 
     def to_json(self) -> dict:
         return {"full": self.full, "partial": self.partial, "blocks": [asdict(b) for b in self.blocks]}
@@ -86,6 +93,11 @@ class AttackVerdict:
     extra: dict = field(default_factory=dict)
 
     @property
+    def close_call(self) -> bool:
+        """Whether the cover turns on what a camera cannot tell: a block's height or its edge."""
+        return any(b.close_call for b in self.cover.blocks) or bool(self.cover.beside)
+
+    @property
     def attack_bonus(self) -> int:
         return sum(m.value for m in self.attack_modifiers)
 
@@ -98,7 +110,8 @@ class AttackVerdict:
             "attacker": self.attacker, "target": self.target, "legal": self.legal, "reasons": list(self.reasons),
             "edge_mm": round(self.measure.edge_mm, 1), "distance": self.measure.to_json(),
             "in_range": self.in_range, "in_view": self.in_view, "back_attack": self.back_attack,
-            "cover": self.cover.to_json(), "elevation": self.elevation, "ranged": self.ranged,
+            "cover": self.cover.to_json(), "close_call": self.close_call, "elevation": self.elevation,
+            "ranged": self.ranged,
             "attack_bonus": self.attack_bonus, "defence_bonus": self.defence_bonus,
             "attack_modifiers": [asdict(m) for m in self.attack_modifiers],
             "defence_modifiers": [asdict(m) for m in self.defence_modifiers],
@@ -143,18 +156,30 @@ def line_cover(table: Table, attacker: Unit, target: Unit, profile: PlayerSpec) 
     """Blocks crossing the segment between the two base centres, and what each gives the target."""
     ranged = attacker.unit_class in RANGED_CLASSES
     found: list[CoverBlock] = []
+    beside: list[CoverBlock] = []
     for block in table.blocks:
-        if not segment_meets_polygon(attacker.centre, target.centre, block.footprint):
-            continue
         if point_in_polygon(attacker.centre, block.footprint) or point_in_polygon(target.centre, block.footprint):
             continue  # a unit stands on it: it is ground, not cover
-        found.append(_classify(block, attacker, target, profile, ranged))
+        if segment_meets_polygon(attacker.centre, target.centre, block.footprint):
+            found.append(_classify(block, attacker, target, profile, ranged,
+                                   crossing_depth(attacker.centre, target.centre, block.footprint)))
+            continue
+        gap = segment_polygon_distance(attacker.centre, target.centre, block.footprint)
+        if gap < GRAZE_MM:
+            would = _classify(block, attacker, target, profile, ranged)
+            if would.kind != "none":
+                beside.append(replace(would, close_call=True, why=(
+                    f"block {block.id} passes {gap:.1f} mm beside the line of attack: across it, it would give "
+                    f"{would.kind} cover (a close call: a camera places an edge to a millimetre or two; measure "
+                    "it on the table)")))
     full = any(b.kind == "full" for b in found)
     partial = sum(b.kind == "partial" for b in found)
-    return Cover(full, partial, tuple(found))
+    return Cover(full, partial, tuple(found), tuple(beside))
 
 
-def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, ranged: bool) -> CoverBlock:
+def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, ranged: bool,
+              depth_mm: float | None = None) -> CoverBlock:
+    """What a block gives the target; `depth_mm`: how far into it the line of attack reaches."""
     cover_h = block.height_mm - target.standing_mm
     footprint = tuple((round(x, 1), round(y, 1)) for x, y in block.footprint)
     # Full against partial turns on a few mm: the camera reads a block's height to a plate and a
@@ -164,13 +189,18 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
     # reaches both sides of the target's: full or partial turns on what it could not see.
     low, high = block.height_range_mm or (block.height_mm, block.height_mm)
     spans = low - target.standing_mm < target.height_mm <= high - target.standing_mm
-    close = near or spans
+    # The line only clips a corner or an edge: a camera places an edge to a millimetre or two.
+    grazed = depth_mm is not None and depth_mm < GRAZE_MM
+    close = near or spans or grazed
     if near:
         hedge = (f" (a close call: {abs(cover_h - target.height_mm):.1f} mm from the target's height, within what a "
                  "camera and a ruler can tell apart; measure it on the table)")
     elif spans:
         hedge = (f" (a close call: the camera reads its top anywhere from {low:.1f} to {high:.1f} mm, either side of "
                  f"the target's {target.height_mm:.0f} mm; measure it on the table)")
+    elif grazed:
+        hedge = (f" (a close call: the line of attack crosses only {depth_mm:.1f} mm into it, and a camera places an "
+                 "edge to a millimetre or two; measure it on the table)")
     else:
         hedge = ""
     if cover_h >= target.height_mm:
@@ -400,6 +430,7 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
     if legal:
         reasons.insert(0, f"unit {attacker.id} can attack unit {target.id}: in range ({m.text}), in view"
                           + (", no full cover" if cover.blocks else ", clear line"))
+    reasons.extend(b.why for b in cover.beside)
     if not table.blocks_seen:  # the camera's first seconds: its empty block list is not an open table
         reasons.append("the camera has not seen the blocks yet: cover and heights are judged as if the table "
                        "were bare; ask again in a few seconds")
