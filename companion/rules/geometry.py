@@ -64,10 +64,7 @@ def point_segment_distance(p: Point, a: Point, b: Point) -> float:
 
 def point_polygon_distance(p: Point, polygon: Polygon) -> float:
     """0 inside; else the distance to the nearest edge."""
-    if point_in_polygon(p, polygon):
-        return 0.0
-    n = len(polygon)
-    return min(point_segment_distance(p, polygon[i], polygon[(i + 1) % n]) for i in range(n))
+    return 0.0 if point_in_polygon(p, polygon) else _boundary_distance(p, polygon)
 
 
 def segment_segment_distance(p1: Point, p2: Point, q1: Point, q2: Point) -> float:
@@ -75,6 +72,14 @@ def segment_segment_distance(p1: Point, p2: Point, q1: Point, q2: Point) -> floa
         return 0.0
     return min(point_segment_distance(p1, q1, q2), point_segment_distance(p2, q1, q2),
                point_segment_distance(q1, p1, p2), point_segment_distance(q2, p1, p2))
+
+
+def boxes_apart(a: Point, b: Point, polygon: Polygon, margin_mm: float) -> bool:
+    """Whether the bounding boxes of the segment ab and of the polygon are `margin_mm` or more apart
+    along x or y (then so are the segment and the polygon): a cheap test before an exact distance."""
+    xs, ys = [p[0] for p in polygon], [p[1] for p in polygon]
+    return (min(xs) - max(a[0], b[0]) >= margin_mm or min(a[0], b[0]) - max(xs) >= margin_mm
+            or min(ys) - max(a[1], b[1]) >= margin_mm or min(a[1], b[1]) - max(ys) >= margin_mm)
 
 
 def segment_polygon_distance(a: Point, b: Point, polygon: Polygon) -> float:

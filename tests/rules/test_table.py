@@ -42,7 +42,7 @@ def test_a_unit_beyond_the_tables_edge_is_not_in_play_and_says_where_it_was_seen
 def test_how_deep_a_line_crosses_a_footprint_and_how_far_it_passes_beside_one():
     """An L-shaped wall's outline: the depth is the greatest distance from the outline of a point
     of the line inside it, over every part of the line inside (it leaves the L and enters it again)."""
-    from companion.rules.geometry import crossing_depth, segment_polygon_distance
+    from companion.rules.geometry import boxes_apart, crossing_depth, segment_polygon_distance
 
     ell = ((0.0, 0.0), (40.0, 0.0), (40.0, 8.0), (8.0, 8.0), (8.0, 40.0), (0.0, 40.0))
     assert crossing_depth((-10.0, 20.0), (50.0, 20.0), ell) == pytest.approx(4.0, abs=0.15)  # across the 8 mm arm
@@ -52,3 +52,6 @@ def test_how_deep_a_line_crosses_a_footprint_and_how_far_it_passes_beside_one():
     assert segment_polygon_distance((-10.0, 41.0), (50.0, 41.0), ell) == pytest.approx(1.0)
     assert segment_polygon_distance((20.0, 20.0), (30.0, 30.0), ell) == pytest.approx(12.0)  # the L's yard
     assert segment_polygon_distance((-10.0, 4.0), (50.0, 4.0), ell) == 0.0
+    # the cheap test before the exact distance never parts what is nearer than its margin
+    assert not boxes_apart((-10.0, 41.0), (50.0, 41.0), ell, 1.5) and boxes_apart((-10.0, 41.0), (50.0, 41.0), ell, 1.0)
+    assert not boxes_apart((20.0, 20.0), (30.0, 30.0), ell, 1.5)  # boxes overlap, the L's yard 12 mm away

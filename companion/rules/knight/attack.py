@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field, replace
 from fractions import Fraction
 
 from companion.errors import InputError
-from companion.rules.geometry import (angle_between_deg, crossing_depth, point_in_polygon, point_polygon_distance,
-                                      segment_meets_polygon, segment_polygon_distance)
+from companion.rules.geometry import (angle_between_deg, boxes_apart, crossing_depth, point_in_polygon,
+                                      point_polygon_distance, segment_meets_polygon, segment_polygon_distance)
 from companion.rules.knight.measure import Measure, measure, within_for_acting_side
 from companion.rules.knight.squads import group_of
 from companion.rules.table import Block, Table, Unit
@@ -164,6 +164,8 @@ def line_cover(table: Table, attacker: Unit, target: Unit, profile: PlayerSpec) 
             found.append(_classify(block, attacker, target, profile, ranged,
                                    crossing_depth(attacker.centre, target.centre, block.footprint)))
             continue
+        if boxes_apart(attacker.centre, target.centre, block.footprint, GRAZE_MM):
+            continue  # (most blocks: the exact distance below is most of a verdict's time)
         gap = segment_polygon_distance(attacker.centre, target.centre, block.footprint)
         if gap < GRAZE_MM:
             would = _classify(block, attacker, target, profile, ranged)
