@@ -84,6 +84,11 @@ SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's b
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
 TOP_SHARE_LEAST = 0.3  # `_top_face`: a lit face this much of the outline is the top ...
 TOP_SHARE_RECTANGLE = 0.15  # ... or this much, filling its rectangle, with no other hue beside it
+HULL_FILLED = 0.9  # `_without_a_lit_wall`: a top's hull fills its rectangle this much (a top and its lit wall: 0.69)
+# ... two parts whose colours are this many of the steadier one's spreads apart (a top and its
+# wall on the bench tables: 3.05-20; a strip of a camouflage mat, a green top's edge: 2.1, 2.4)
+FACES_APART = 3.0
+SPLIT_PART_LEAST_PX = 200  # `_without_a_lit_wall`: a part of a top face this small (50 mm2) is no top
 RECTANGLE_FILLED = 0.85  # ... to this share of its least rectangle (`_fills_its_rectangle`)
 OTHER_HUE_MM2 = 12.0  # `_another_hue`: a stud and a half of another colour
 TABLE_LIT_TINT = 0.05  # `_table_lit`: a face this near the table's tint, and lighter, may be the table
@@ -1096,6 +1101,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
     # light table differs by ten times the threshold and would spread a pixel wider.
     top = _top_face(fine, blob, c.table_fine)
     if top is not None:
+        top = _without_a_lit_wall(c, top)
         start = _rect_mm(top, (x0, y0))
     else:
         half = _half_contrast(diff, blob, level)
@@ -2305,6 +2311,57 @@ def _top_face(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = Non
     return top
 
 
+def _without_a_lit_wall(c: _Candidate, top: np.ndarray) -> np.ndarray:
+    """A top face that does not fill its rectangle, less the wall it took in: a wall turned to a
+    lamp is lit as brightly as the top (a tall brick seen steeply under a low lamp: top and wall
+    one hexagon, its least rectangle turned 28 degrees from the brick's). The face split in two
+    by colour (a lit wall's shade or tint still differs from the top's), the part farther from
+    the camera's foot (a wall seen stands between its top and the foot) is the top where it fills
+    its rectangle; else the face as it was."""
+    if _hull_fill(top) >= HULL_FILLED:
+        return top
+    smooth = cv2.GaussianBlur(c.fine, (0, 0), 1.0).astype(np.float32)
+    ys, xs = np.nonzero(top)
+    if len(xs) < 2 * SPLIT_PART_LEAST_PX:
+        return top
+    colours = smooth[ys, xs]
+    # Two colours by k-means, started from the brighter and the darker half (the same split every
+    # run: no random seeds).
+    brightness = colours.sum(axis=1)
+    start = (brightness > np.median(brightness)).astype(np.int32)[:, None]
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
+    _, labels, _ = cv2.kmeans(colours, 2, start, criteria, 1, cv2.KMEANS_USE_INITIAL_LABELS)
+    labels = labels[:, 0]
+    points = (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(c.origin)
+    from_foot = np.linalg.norm(points - c.view.foot_mm, axis=1)
+    if min(np.count_nonzero(labels == 0), np.count_nonzero(labels == 1)) < SPLIT_PART_LEAST_PX:
+        return top
+    parts = [colours[labels == j] for j in (0, 1)]
+    centres = [np.median(part, axis=0) for part in parts]
+    spreads = [float(np.median(np.linalg.norm(part - centre, axis=1))) for part, centre in zip(parts, centres)]
+    if float(np.linalg.norm(centres[0] - centres[1])) < FACES_APART * max(min(spreads), 1.0):
+        return top  # one face's noise or texture, not two faces
+    far = int(np.argmax([from_foot[labels == j].mean() for j in (0, 1)]))
+    part = np.zeros_like(top)
+    part[ys[labels == far], xs[labels == far]] = 1
+    part = _largest_piece(part)
+    if part is None:
+        return top
+    part = _small_holes_filled(part, STUD_HOLE_MM2)
+    if _hull_fill(part) < HULL_FILLED or not _brick_sized(_rect_mm(part, c.origin)):
+        return top
+    return part
+
+
+def _hull_fill(mask: np.ndarray) -> float:
+    """How much of the least rectangle about a mask its convex hull fills: a face's shape, blind
+    to the bites its studs' shade takes from its edges."""
+    ys, xs = np.nonzero(mask)
+    points = np.stack([xs, ys], axis=1).astype(np.float32)
+    (_, _), (w, h), _ = cv2.minAreaRect(points)
+    return float(cv2.contourArea(cv2.convexHull(points))) / max(w * h, 1.0)
+
+
 def _fills_its_rectangle(mask: np.ndarray) -> bool:
     """Whether a mask fills the least rectangle about it to RECTANGLE_FILLED (a brick's whole top)."""
     ys, xs = np.nonzero(mask)
@@ -2353,8 +2410,13 @@ def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> n
     pixels: its largest piece (uint8 mask); None if nothing is left."""
     if high >= 1.15 * low + 4:
         face = face & (value >= (high + low) / 2)
-    face = cv2.morphologyEx(face.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(face, connectivity=4)
+    return _largest_piece(face)
+
+
+def _largest_piece(mask: np.ndarray) -> np.ndarray | None:
+    """A mask opened against blurred edge pixels, its largest piece (uint8); None if nothing is left."""
+    opened = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=4)
     if count < 2:
         return None
     return (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
