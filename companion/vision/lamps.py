@@ -7,7 +7,8 @@ black brick look alike pixel by pixel; the minis together tell where the shadows
 block search can leave the minis' shadows out as it leaves out the minis themselves.
 
 A lamp is searched as the slope its shadows have at the table's centre (mm of shadow a mm of
-height, up to that of a lamp 38 degrees above the table) and its height (a lamp 0.8 m up to one
+height, up to that of a lamp 38 degrees above the table; where none is found, down to 18
+degrees) and its height (a lamp 0.8 m up to one
 as far as the sun), and kept when the minis' shadows it predicts are darker than the table just
 past them, most of them clearly. A lamp kept is then placed on its shadows' edges (each tile's
 square dark inside, the table lit just past it), and its shadows' darkness and softness are
@@ -27,8 +28,13 @@ from companion.vision.brickfit import normal_cdf
 from companion.vision.colours import srgb_to_linear
 from companion.vision.registration import square_corners_mm
 
-SLOPE_MAX = 1.25  # a lamp 38.7 degrees above the table
+SLOPE_MAX = 1.25  # a lamp 38.7 degrees above the table ...
 SLOPE_STEP = 0.1
+# ... and where none is found there, a lower one (a desk lamp beside the table, down to 18.4
+# degrees up) on a coarser grid: its shadows are long, and wide at the tip. (Only then: the
+# search costs 14 ms more on a frame without lamps, and would cost 40 on every lamp-lit one.)
+LOW_SLOPE_MAX = 3.0
+LOW_SLOPE_STEP = 0.25
 FAR_LAMP_MM = 1e5  # a lamp this high is as far as the sun for a table's shadows (a far window)
 LAMP_HEIGHTS_MM = (800.0, 1100.0, 1500.0, 2200.0, 3500.0, FAR_LAMP_MM)
 MIN_SHADOW_MM = 3.0  # a mini's shadow must fall this far past its own tile to tell anything
@@ -98,9 +104,16 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
                mm_per_px: float) -> list[FoundLamp]:
     """The lamps whose shadows of the minis' tiles (each a mini and its tile's side, mm) show in
     `dark` (`darkness`, a top-down view at `mm_per_px` from the table's corner), looked at only
-    where `clear` (nothing known stands there). Searched on a grid of slopes SLOPE_STEP apart,
-    then a quarter of that around the best."""
-    minis = [(m, side) for m, side in minis if m.z_mm * SLOPE_MAX > side * 0.71 + MIN_SHADOW_MM]
+    where `clear` (nothing known stands there). Searched on a grid of slopes SLOPE_STEP apart up
+    to SLOPE_MAX, then a quarter of that around the best; where none is found, a low lamp's."""
+    return (_lamps_searched(dark, clear, minis, centre_mm, mm_per_px, SLOPE_MAX, SLOPE_STEP)
+            or _lamps_searched(dark, clear, minis, centre_mm, mm_per_px, LOW_SLOPE_MAX, LOW_SLOPE_STEP))
+
+
+def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState, float]], centre_mm: np.ndarray,
+                    mm_per_px: float, slope_max: float, step: float) -> list[FoundLamp]:
+    """`find_lamps` on a grid of slopes `step` apart up to `slope_max`."""
+    minis = [(m, side) for m, side in minis if m.z_mm * slope_max > side * 0.71 + MIN_SHADOW_MM]
     if len(minis) < LEAST_MINIS:
         return []
     xy = np.array([[m.x_mm, m.y_mm] for m, _ in minis])
@@ -161,15 +174,15 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
         plateau = np.stack([cv2.blur(g, (reach, reach), borderType=cv2.BORDER_CONSTANT) for g in grid]).ravel()
         return np.where(ok, plateau, -1.0), lamps, count, share, depth, centres
 
-    coarse = _slope_grid(SLOPE_MAX, SLOPE_STEP)
-    around = _slope_grid(2 * SLOPE_STEP, SLOPE_STEP / 4)
+    coarse = _slope_grid(slope_max, step)
+    around = _slope_grid(2 * step, step / 4)
     for _ in range(LAMPS_MAX):
-        score, lamps, *_ = scores(coarse, SLOPE_STEP)
+        score, lamps, *_ = scores(coarse, step)
         best = int(np.argmax(score))
         if score[best] < 0:
             break
         slope = (centre_mm - lamps[best, :2]) / lamps[best, 2]
-        score, lamps, count, share, depth, centres = scores(slope + around, SLOPE_STEP / 4)
+        score, lamps, count, share, depth, centres = scores(slope + around, step / 4)
         best = int(np.argmax(score))
         if score[best] < 0:
             break
