@@ -142,19 +142,10 @@ def test_a_brick_under_a_low_lamp_is_fitted_apart_from_its_long_shadow(from_foot
     the brick fitted apart from its shadow."""
     from companion.bench.blockscore import polygon_iou
     from companion.synth.render import Renderer
-    from companion.synth.scene import Lamp, Lighting, SynthBrick
     from companion.vision.locator import Locator
-    from tests.conftest import rendered
-    from tests.vision.test_blocks import _spot_seen_from_aside
+    from tests.vision.test_blocks import tall_brick_under_a_lamp_on_the_cameras_side
 
-    base, _ = rendered(3)
-    x, y = _spot_seen_from_aside(base, from_foot_mm)
-    foot = base.pose.camera_centre_mm[:2]
-    azimuth, elevation = math.atan2(foot[1] - y, foot[0] - x) + math.radians(25), math.radians(20)
-    lamp = Lamp((math.cos(elevation) * math.cos(azimuth), math.cos(elevation) * math.sin(azimuth),
-                 math.sin(elevation)), 1.0, 3.0)
-    brick = SynthBrick(x, y, turn_deg, 2, 2, 0.0, 28.8, "orange")
-    scene = replace(base, bricks=(brick,), lighting=Lighting((lamp,), 0.3))
+    scene, brick, lamp = tall_brick_under_a_lamp_on_the_cameras_side(from_foot_mm, turn_deg, 20.0)
     locator = Locator(scene.setup())
     blocks = locator.analyse(Renderer().render(scene)).blocks
     assert [b.color for b in blocks] == ["orange"], [(b.footprint_mm.mean(axis=0), b.height_mm, b.color) for b in blocks]
