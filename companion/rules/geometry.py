@@ -67,9 +67,8 @@ def point_polygon_distance(p: Point, polygon: Polygon) -> float:
     return 0.0 if point_in_polygon(p, polygon) else _boundary_distance(p, polygon)
 
 
-def segment_segment_distance(p1: Point, p2: Point, q1: Point, q2: Point) -> float:
-    if segments_intersect(p1, p2, q1, q2):
-        return 0.0
+def _apart_segments_distance(p1: Point, p2: Point, q1: Point, q2: Point) -> float:
+    """The distance between two segments that do not cross: the nearest of each one's ends to the other."""
     return min(point_segment_distance(p1, q1, q2), point_segment_distance(p2, q1, q2),
                point_segment_distance(q1, p1, p2), point_segment_distance(q2, p1, p2))
 
@@ -86,8 +85,8 @@ def segment_polygon_distance(a: Point, b: Point, polygon: Polygon) -> float:
     """0 when the segment meets the polygon; else the distance between them."""
     if segment_meets_polygon(a, b, polygon):
         return 0.0
-    n = len(polygon)
-    return min(segment_segment_distance(a, b, polygon[i], polygon[(i + 1) % n]) for i in range(n))
+    n = len(polygon)  # (then no edge crosses the segment)
+    return min(_apart_segments_distance(a, b, polygon[i], polygon[(i + 1) % n]) for i in range(n))
 
 
 def crossing_depth(a: Point, b: Point, polygon: Polygon, step_mm: float = 0.25) -> float:

@@ -2332,8 +2332,6 @@ def _without_a_lit_wall(c: _Candidate, top: np.ndarray) -> np.ndarray:
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
     _, labels, _ = cv2.kmeans(colours, 2, start, criteria, 1, cv2.KMEANS_USE_INITIAL_LABELS)
     labels = labels[:, 0]
-    points = (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(c.origin)
-    from_foot = np.linalg.norm(points - c.view.foot_mm, axis=1)
     if min(np.count_nonzero(labels == 0), np.count_nonzero(labels == 1)) < SPLIT_PART_LEAST_PX:
         return top
     parts = [colours[labels == j] for j in (0, 1)]
@@ -2341,6 +2339,8 @@ def _without_a_lit_wall(c: _Candidate, top: np.ndarray) -> np.ndarray:
     spreads = [float(np.median(np.linalg.norm(part - centre, axis=1))) for part, centre in zip(parts, centres)]
     if float(np.linalg.norm(centres[0] - centres[1])) < FACES_APART * max(min(spreads), 1.0):
         return top  # one face's noise or texture, not two faces
+    points = (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(c.origin)
+    from_foot = np.linalg.norm(points - c.view.foot_mm, axis=1)
     far = int(np.argmax([from_foot[labels == j].mean() for j in (0, 1)]))
     part = np.zeros_like(top)
     part[ys[labels == far], xs[labels == far]] = 1
