@@ -63,12 +63,16 @@ class BlockState:
     confidence: float = 1.0
     # (lowest, highest) mm its top may be at as the camera saw it; None: as `height_mm` says
     height_range_mm: tuple[float, float] | None = None
+    # the mini that hides it whole (its marker says it stands on a block none of which is seen):
+    # its footprint is the most that mini can hide, a guess; None: seen
+    hidden_under: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Its JSON in a table state, and wherever else a block is shown (the phone page's state)."""
         data = _clean(asdict(self))
-        if self.height_range_mm is None:
-            del data["height_range_mm"]
+        for optional in ("height_range_mm", "hidden_under"):
+            if data[optional] is None:
+                del data[optional]
         return data
 
 
@@ -252,7 +256,9 @@ def _block(b: dict[str, Any], index: int) -> BlockState:
                       color=_text(b.get("color", ""), f"{what}: color"),
                       id=_marker_id(b.get("id", index), f"{what}: id"),
                       confidence=_finite(b.get("confidence", 1.0), f"{what}: confidence"),
-                      height_range_mm=_height_range(b, what))
+                      height_range_mm=_height_range(b, what),
+                      hidden_under=None if b.get("hidden_under") is None
+                      else _marker_id(b["hidden_under"], f"{what}: hidden_under"))
 
 
 def _height_range(b: dict[str, Any], what: str) -> tuple[float, float] | None:

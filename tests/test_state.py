@@ -47,6 +47,8 @@ def test_a_block_height_that_is_not_finite_is_refused(tmp_path):
      "block 0: height_range_mm is [12.8, 48.0]: it must hold height_mm"),
     ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": 9.6, "height_range_mm": [3.2, "tall"]}],
      "block 0: height_range_mm is 'tall', not a number"),
+    ([], [{"footprint_mm": [[0, 0], [10, 0], [10, 10]], "height_mm": 9.6, "hidden_under": "mini 7"}],
+     "block 0: hidden_under is 'mini 7', not a marker id"),
     ({"4": {"x_mm": 1}}, [], "minis must be a list of objects"),
     ([4], [], "minis must be a list of objects"),
     ([{"id": True, "x_mm": 1, "y_mm": 2, "z_mm": 3, "heading_deg": 0}], [], "mini id is True, not a marker id"),
@@ -87,3 +89,12 @@ def test_a_blocks_height_range_goes_through_a_saved_state_and_is_left_out_when_u
     assert state.blocks[0].height_range_mm == (9.6, 48.0) and state.blocks[1].height_range_mm is None
     again = state.to_json()["blocks"]
     assert again[0]["height_range_mm"] == [9.6, 48.0] and "height_range_mm" not in again[1]
+
+
+def test_the_mini_hiding_a_block_goes_through_a_saved_state_and_is_left_out_when_seen(tmp_path):
+    square = [[0, 0], [10, 0], [10, 10], [0, 10]]
+    state = load_state(_write(tmp_path, [], [{"footprint_mm": square, "height_mm": 19.2, "color": "", "hidden_under": 7},
+                                             {"footprint_mm": square, "height_mm": 9.6}]))
+    assert [b.hidden_under for b in state.blocks] == [7, None]
+    again = state.to_json()["blocks"]
+    assert again[0]["hidden_under"] == 7 and "hidden_under" not in again[1]

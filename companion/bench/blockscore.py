@@ -38,6 +38,7 @@ class Reported:
     footprint_mm: np.ndarray  # (N, 2)
     height_mm: float | None
     color: str
+    hidden: bool = False  # reported as hidden whole under a standing mini (its footprint a guess)
 
 
 def polygon_iou(a, b: np.ndarray, mm_per_px: float = 0.2) -> float:
@@ -78,6 +79,9 @@ class BlockScore:
     # Every block not reported right (missed, a height over half a brick off, another colour) and
     # every false block, scene by scene: what a developer looks at next (`--details`).
     wrong: list[dict] = field(default_factory=list)
+    # Blocks reported hidden whole under a standing mini: reported, found (IoU >= 0.5), and with a
+    # true block under them (one whose footprint holds their centre), IoU or not.
+    hidden: list[int] = field(default_factory=lambda: [0, 0, 0])
 
     def add(self, scene: Scene, reported: list[Reported], ms: float | None) -> None:
         self.frames += 1
@@ -123,6 +127,13 @@ class BlockScore:
             if j not in used_r:
                 self.wrong.append({"scene": self.frames - 1, "truth": None, "seen": _seen(r)})
         self.false_blocks += len(reported) - len(used_r)
+        for j, r in enumerate(reported):
+            if r.hidden:
+                centre = np.asarray(r.footprint_mm, float).mean(axis=0)
+                self.hidden[0] += 1
+                self.hidden[1] += j in used_r
+                self.hidden[2] += any(cv2.pointPolygonTest(np.asarray(f, np.float32), (float(centre[0]), float(centre[1])),
+                                                           False) >= 0 for t in truth for f in t.footprints)
 
     def summary(self) -> dict:
         def rounded(value: float | None, digits: int = 3) -> float | None:
@@ -144,6 +155,7 @@ class BlockScore:
             "colours": {t: {**{r: c for (tt, r), c in sorted(self.colours.items()) if tt == t},
                             **({"missed": self.missed_colours[t]} if self.missed_colours[t] else {})}
                         for t in sorted({t for t, _ in self.colours} | set(self.missed_colours))},
+            "hidden": dict(zip(("reported", "found", "over_a_block"), self.hidden)),
             "wrong": self.wrong,
         }
 

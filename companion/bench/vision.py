@@ -161,7 +161,7 @@ def run(scenes: int = 20, seed: int = 0, level: str = "standard", hands: int = 0
                     found, state = list(analysis.blocks), analysis.state  # (minis stood on a block seen under them)
                     block_ms = (time.perf_counter() - start) * 1000
                     lamps.add(renderer, scene, [lamp.position_mm for lamp in finder.lamps])
-                    blocks = [Reported(b.footprint_mm, b.height_mm, b.color) for b in found]
+                    blocks = [Reported(b.footprint_mm, b.height_mm, b.color, b.hidden_under is not None) for b in found]
                     plain, plain_ms = timed_plain(image, setup, camera, analysis.registration.pose)
                     block_scores[1].add(scene, plain, plain_ms)
                     clipped = paper_clipped(image, TableView(camera, analysis.registration.pose), setup.anchors)
@@ -239,6 +239,11 @@ def format_table(result: dict, details: bool = False) -> str:
     pipeline = result["block_methods"][0]
     lines.append("pipeline by kind (found; found with the height within half a brick; blocks): " + "; ".join(
         f"{kind} {k['found']}, {k['height_within_half_brick']} ({k['blocks']})" for kind, k in pipeline["by_kind"].items()))
+    hidden = pipeline["hidden"]
+    if hidden["reported"]:
+        lines.append(f"hidden whole under standing minis (pipeline; colour unknown, footprint the most the mini hides): "
+                     f"{hidden['reported']} reported, {hidden['found']} of them found (IoU >= 0.5), "
+                     f"{hidden['over_a_block']} over a true block")
     lines.extend(format_confusion(pipeline["colours"], f"colours ({pipeline['method']}): rows the true colour, "
                                   "columns the colour reported for the block found there"))
     if "blocks_by_paper" in result:
@@ -267,8 +272,8 @@ def format_confusion(colours: dict[str, dict[str, int]], title: str) -> list[str
     if not colours:
         return []
     reported = sorted({r for row in colours.values() for r in row if r != "missed"} | set(colours))
-    width = max(6, *(len(c) + 1 for c in reported))
-    lines = [title, f"{'':<10}" + "".join(f"{c:>{width}}" for c in reported) + f"{'missed':>{width + 1}}"]
+    width = max(6, *(len(c or "unknown") + 1 for c in reported))  # ("": a block hidden whole, its colour unknown)
+    lines = [title, f"{'':<10}" + "".join(f"{c or 'unknown':>{width}}" for c in reported) + f"{'missed':>{width + 1}}"]
     for truth, row in colours.items():
         lines.append(f"{truth:<10}" + "".join(f"{row.get(c, 0) or '.':>{width}}" for c in reported)
                      + f"{row.get('missed', 0) or '.':>{width + 1}}")

@@ -58,7 +58,9 @@ def format_state(state) -> str:
     for b in state.blocks:
         xs, ys = [p[0] for p in b.footprint_mm], [p[1] for p in b.footprint_mm]
         lines.append(f"block {b.id}: {b.color or 'unknown colour'}, {b.height_mm:.1f} mm high, over x {min(xs):.0f}-{max(xs):.0f} "
-                     f"y {min(ys):.0f}-{max(ys):.0f} mm (confidence {b.confidence:.2f})")
+                     f"y {min(ys):.0f}-{max(ys):.0f} mm (confidence {b.confidence:.2f})"
+                     + (f"; hidden whole under mini {b.hidden_under}: its extent is a guess"
+                        if b.hidden_under is not None else ""))
     for o in state.objects:
         lines.append(f"object {o.id} {o.name}: x {o.x_mm:.1f} y {o.y_mm:.1f} mm")
     for u in state.unknown_markers:

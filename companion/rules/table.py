@@ -43,6 +43,7 @@ class Block:
     height_mm: float  # top above the table
     color: str = ""
     height_range_mm: tuple[float, float] | None = None  # where its top may be, as the camera saw it
+    hidden_under: int | None = None  # the unit that hides it whole: its footprint is a guess
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class Table:
                               base_radius_mm=spec.base_mm / 2, height_mm=spec.height_mm,
                               standing_mm=0.0 if standing < ON_TABLE_BELOW_MM else standing,
                               tilt_deg=m.tilt_deg or 0.0, status=m.status))
-        blocks = tuple(Block(b.id, tuple(b.footprint_mm), b.height_mm, b.color, b.height_range_mm)
+        blocks = tuple(Block(b.id, tuple(b.footprint_mm), b.height_mm, b.color, b.height_range_mm, b.hidden_under)
                        for b in state.blocks)
         specs = {o.id: o for o in setup.objects}
         objects = tuple(TableObject(o.id, specs[o.id].kind, specs[o.id].name, (o.x_mm, o.y_mm), specs[o.id].radius_mm)

@@ -52,8 +52,8 @@ from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
 from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, courses_agreement, fit_touching
-from companion.vision.under_mini import (REACH_MM, ROSTER_SIGMA_MM, TopUnder, fit_top, occluded, plane_points,
-                                         stand_height_mm)
+from companion.vision.under_mini import (REACH_MM, ROSTER_SIGMA_MM, TopUnder, fit_top, hidden_top, occluded,
+                                         plane_points, stand_height_mm)
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
@@ -137,6 +137,7 @@ class FoundBlock:
     fit: BoxFit
     top_bgr: np.ndarray  # the top face's colour in the frame it was found in
     reading: TopReading | None = None  # what its colour was named from (a wall's arms: its longest's)
+    hidden_under: int | None = None  # the mini that hides it whole (its extent a guess: `hidden_top`)
 
     @property
     def confidence(self) -> float:
@@ -265,7 +266,11 @@ class BlockFinder:
                 continue
             if one_holds(found, np.array([m.x_mm, m.y_mm])):
                 continue
-            under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis)
+            # A top the mini hides whole is guessed only where its height says surely that it
+            # stands on one (not where the frame alone says so against the roster).
+            surely = not as_framed and stand_height_mm(m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(
+                m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None
+            under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
             if under is not None:
                 found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
                 if as_framed:
@@ -274,9 +279,10 @@ class BlockFinder:
 
     def _under_mini(self, image: np.ndarray, view: TableView, mini: MiniState, spec: MiniSpec, stand_mm: float,
                     table: np.ndarray, level: float, white: np.ndarray, white_table: float,
-                    minis: tuple[MiniState, ...]) -> FoundBlock | None:
+                    minis: tuple[MiniState, ...], may_be_hidden: bool = False) -> FoundBlock | None:
         """The block one standing mini (its roster entry `spec`) stands on (`under_mini.fit_top`),
-        named as any top is; None where too little of it is seen or its top is no block's."""
+        named as any top is; where too little of it is seen, the top it hides (`hidden_top`,
+        with `may_be_hidden`) or None; None where its top is no block's."""
         base = np.array([mini.x_mm, mini.y_mm])
         points = plane_points(base)
         n = points.shape[0]
@@ -325,23 +331,27 @@ class BlockFinder:
 
         top = fit_top(base, stand_mm, colours, visible, differs, ~maybe_shade, may_be_top, labels, darker_kin)
         if top is None:
-            return None
+            walls = (base - view.foot_mm) * stand_mm / view.camera_height_mm
+            hidden = hidden_top(base, stand_mm, visible, (visible > 0) & ~differs, walls) if may_be_hidden else None
+            return None if hidden is None else self._hidden_block(image, view, mini, spec, hidden)
         return self._block_under(image, view, mini.z_mm - spec.marker_height, mini.z_sigma_mm, top, table_colour, level,
                                  white, white_table)
+
+    def _hidden_block(self, image: np.ndarray, view: TableView, mini: MiniState, spec: MiniSpec,
+                      top: TopUnder) -> FoundBlock:
+        """A block a standing mini hides whole (`hidden_top`): its height from the mini's marker,
+        its extent guessed (HIDDEN_FIT: as sure as that), its colour unknown ("")."""
+        fit = _fit_under(view, mini.z_mm - spec.marker_height, mini.z_sigma_mm, top)
+        return FoundBlock(top.top.corners(), top.height_mm, "", HIDDEN_FIT, fit.height_confidence, 0.0,
+                          _snapped(top.top)[1], fit, _top_colour(image, view, fit.top), None, hidden_under=mini.id)
 
     def _block_under(self, image: np.ndarray, view: TableView, measured_mm: float, z_sigma_mm: float, top: TopUnder,
                      table_bgr: np.ndarray, level: float, white: np.ndarray, white_table: float) -> FoundBlock | None:
         """A top found under a mini as a block: its height from the mini's marker (`measured_mm`
         over the table, less the roster's marker height; how sure: the marker's height error and
         the roster's), its colour named as every top's is (`_named`) against the table round it."""
-        k = float(view.k(top.height_mm))
-        cast_top = top.top.scaled_about(view.foot_mm, k)
-        sigma = math.hypot(z_sigma_mm, ROSTER_SIGMA_MM)
-        costs = {float(h): (float(h) - measured_mm) ** 2 / (2 * sigma ** 2) for h in ALL_HEIGHTS_MM}
-        least = costs[min(costs, key=lambda h: abs(h - top.height_mm))]
-        fit = BoxFit(top=cast_top, silhouette=cast_top, height_mm=top.height_mm, footprint=top.top,
-                     height_cost={h: c - least for h, c in costs.items()})
-        corners = cast_top.corners()
+        fit = _fit_under(view, measured_mm, z_sigma_mm, top)
+        corners = fit.top.corners()
         pad_mm = 4.0
         x0, y0 = (float(v) - pad_mm for v in corners.min(axis=0))
         w_px, h_px = (int((float(v) + 2 * pad_mm) / FINE_MM) + 1 for v in np.ptp(corners, axis=0))
@@ -1437,7 +1447,8 @@ def block_state(block: FoundBlock, block_id: int) -> BlockState:
     low, high = block.height_range_mm
     return BlockState(footprint_mm=tuple((round(float(x), 1), round(float(y), 1)) for x, y in block.footprint_mm),
                       height_mm=round(block.height_mm, 1), color=block.color, id=block_id,
-                      confidence=round(block.confidence, 3), height_range_mm=(round(low, 1), round(high, 1)))
+                      confidence=round(block.confidence, 3), height_range_mm=(round(low, 1), round(high, 1)),
+                      hidden_under=block.hidden_under)
 
 
 def to_block_states(blocks: list[FoundBlock]) -> tuple[BlockState, ...]:
@@ -1715,6 +1726,10 @@ def _skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarra
 
 UNDER_CONTRAST = 2.0  # a top under a mini differs from the table by this many of the frame's levels
 UNDER_RIM_MM = 40.0  # the table round a block under a mini: this far from the mini's base and more
+# A mini stands on a top it hides whole where its height less this many of its sigmas (and the
+# roster's) still stands it on one; such a top's extent is a guess, its fit as sure as this.
+HIDDEN_STAND_SIGMAS = 3.0
+HIDDEN_FIT = 0.5
 MOSTLY_WITHIN = 0.5  # a block found beside a mini with this share of it inside the block the mini stands on
 
 
@@ -1725,6 +1740,18 @@ def _coarse_at(coarse: np.ndarray, points_mm: np.ndarray, origin_mm: tuple[float
     q = ((np.asarray(points_mm, np.float64) - np.asarray(origin_mm, np.float64)) / COARSE_MM - 0.5).astype(np.float32)
     return cv2.remap(coarse, np.ascontiguousarray(q[..., 0]), np.ascontiguousarray(q[..., 1]), interpolation,
                      borderMode=cv2.BORDER_REPLICATE)
+
+
+def _fit_under(view: TableView, measured_mm: float, z_sigma_mm: float, top: TopUnder) -> BoxFit:
+    """A box under a standing mini: its top where `top` is, its height's likelihood from the
+    mini's marker (`measured_mm` over the table, less the roster's marker height; how sure: the
+    marker's height error and the roster's)."""
+    cast_top = top.top.scaled_about(view.foot_mm, float(view.k(top.height_mm)))
+    sigma = math.hypot(z_sigma_mm, ROSTER_SIGMA_MM)
+    costs = {float(h): (float(h) - measured_mm) ** 2 / (2 * sigma ** 2) for h in ALL_HEIGHTS_MM}
+    least = costs[min(costs, key=lambda h: abs(h - top.height_mm))]
+    return BoxFit(top=cast_top, silhouette=cast_top, height_mm=top.height_mm, footprint=top.top,
+                  height_cost={h: c - least for h, c in costs.items()})
 
 
 def _clear_of_others(setup: Setup, minis: tuple[MiniState, ...], mini: MiniState, view: TableView,

@@ -44,6 +44,10 @@ MODES = 5  # colours seen round a mini that may be its block's top
 # 0.708 of the time on the ray-cast and path-traced benches' standing minis, against 0.75, 0.75.)
 KIN_WEIGHT = 0.0
 TOP_SPREAD = 18.0  # 8-bit levels: colours seen round a mini this near are one (`_named`'s least spread of a top)
+# A top the mini hides whole is somewhere within what it hides: a pixel seen inside the rectangle
+# taken for it costs this many hidden ones (the top would have been seen there).
+HIDDEN_SEEN_COST = 4.0
+HIDDEN_WALLS_TABLE = 0.5  # ... and none where this share of what its walls would show is the table
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,50 @@ def _best_rectangle(weights: np.ndarray) -> tuple[float, float, int, int, float,
     return best
 
 
+def hidden_top(base_xy_mm: np.ndarray, stand_mm: float, visible: np.ndarray, table_seen: np.ndarray,
+               walls_mm: np.ndarray) -> TopUnder | None:
+    """The top a mini standing at `stand_mm` hides whole (`fit_top` saw too little of it): the
+    largest rectangle of whole-stud sides holding its base's centre within what the mini hides
+    (`visible`: uint8, 1 seen, in the window round the base: `plane_points`). Its extent is a
+    guess, the most the camera cannot rule out. None where the mini hides no such rectangle, or
+    where the table is seen (`table_seen`, bool) where the walls of even a one-stud top under the
+    base would stand (a mini held up over the bare table): a wall's foot is `walls_mm` (the
+    base's offset from the camera's foot times stand / camera height) from its top's edge
+    towards the camera's foot, in this plane."""
+    n = visible.shape[0]
+    base = np.asarray(base_xy_mm, float)
+    origin = base - REACH_MM
+
+    least = TableRect(base, np.array([1.0, 0.0]), ((STUD_MM - GAP_MM) / 2,) * 2).corners()
+    swept = np.vstack([least, least - np.asarray(walls_mm, float)])
+    walls = _window_mask(swept, origin, n) & ~_window_mask(least, origin, n) & (visible > 0)
+    if np.count_nonzero(walls) * STEP_MM ** 2 >= LEAST_TOP_MM2 and np.mean(table_seen[walls]) >= HIDDEN_WALLS_TABLE:
+        return None
+    score, angle, a, b, cx, cy = _best_rectangle(np.where(visible > 0, -HIDDEN_SEEN_COST, 1.0).astype(np.float32))
+    if score <= 0:
+        return None
+    return TopUnder(_found_rectangle(base, angle, a, b, cx, cy), stand_mm, np.full(3, np.nan), np.empty((0, 3)), 0.0, 0.0)
+
+
+def _found_rectangle(base_mm: np.ndarray, angle_deg: float, studs_along: int, studs_across: int, cx_mm: float,
+                     cy_mm: float) -> TableRect:
+    """The rectangle `_best_rectangle` answers, round a base's centre. (The window's rows are y;
+    what it turned onto its x axis lay along (cos, sin).)"""
+    turn = math.radians(angle_deg)
+    axis = np.array([math.cos(turn), math.sin(turn)])
+    across = np.array([-math.sin(turn), math.cos(turn)])
+    return TableRect(base_mm + axis * cx_mm + across * cy_mm, axis,
+                     ((studs_along * STUD_MM - GAP_MM) / 2, (studs_across * STUD_MM - GAP_MM) / 2))
+
+
+def _window_mask(points_mm: np.ndarray, origin_mm: np.ndarray, n: int) -> np.ndarray:
+    """Where the convex hull of table points lies in an n x n window at 1 mm a pixel from `origin_mm` (bool)."""
+    mask = np.zeros((n, n), np.uint8)
+    hull = cv2.convexHull(np.round((np.asarray(points_mm, float) - origin_mm) / STEP_MM * 4 - 2).astype(np.int32))
+    cv2.fillConvexPoly(mask, hull, 1, cv2.LINE_8, 2)
+    return mask > 0
+
+
 def plane_points(centre_mm: np.ndarray) -> np.ndarray:
     """The window's pixel centres (n, n, 2): true (x, y) round a base's centre, REACH_MM each way."""
     g = np.arange(-REACH_MM, REACH_MM, STEP_MM) + STEP_MM / 2
@@ -225,14 +273,8 @@ def fit_top(base_xy_mm: np.ndarray, stand_mm: float, colours: np.ndarray, visibl
     (score, angle, a, b, cx, cy), mode, its_colour = max(fits, key=lambda f: f[0][0])
     if score <= 0:
         return None
-    turn = math.radians(angle)
-    # The window's rows are y; what `_best_rectangle` turned onto its x axis lay along (cos, sin).
-    axis = np.array([math.cos(turn), math.sin(turn)])
-    across = np.array([-math.sin(turn), math.cos(turn)])
-    rect = TableRect(base + axis * cx + across * cy, axis, ((a * STUD_MM - GAP_MM) / 2, (b * STUD_MM - GAP_MM) / 2))
-    inside = np.zeros((n, n), np.uint8)
-    cv2.fillConvexPoly(inside, np.round((rect.corners() - origin) / STEP_MM * 4 - 2).astype(np.int32), 1,
-                       cv2.LINE_8, 2)
+    rect = _found_rectangle(base, angle, a, b, cx, cy)
+    inside = _window_mask(rect.corners(), origin, n).astype(np.uint8)
     seen_top = (inside > 0) & its_colour
     seen_mm2 = float(np.count_nonzero(seen_top)) * STEP_MM ** 2
     if seen_mm2 < LEAST_TOP_MM2:

@@ -96,3 +96,20 @@ def test_every_block_not_reported_right_is_listed_with_what_was_seen():
     lines = format_wrong(wrong, "wrong")
     assert len(lines) == 5 and any("seen as gray 19.2 mm" in line for line in lines)
     assert any("single blue 9.6 mm at (700, 300): missed" in line for line in lines)
+
+
+def test_blocks_reported_hidden_under_minis_are_counted_apart_and_scored_as_any():
+    """A hidden block's footprint is a guess: it is found at IoU 0.5 as any block (else missed, and
+    a false block), and counted apart with whether a true block lies under it; its colour, unknown
+    (""), is a column of its own in the confusion matrix."""
+    scene, bricks = _three_bricks()
+    score = BlockScore("pipeline")
+    score.add(scene, [Reported(bricks[0].footprint_mm(), 9.6, "", hidden=True),  # right where the red one is
+                      Reported(bricks[1].footprint_mm() + 5.0, 19.2, "", hidden=True),  # over the gray one, off
+                      Reported(np.array([[900.0, 300.0], [916.0, 300.0], [916.0, 316.0], [900.0, 316.0]]), 9.6, "",
+                               hidden=True)],  # over nothing
+              None)
+    summary = score.summary()
+    assert summary["hidden"] == {"reported": 3, "found": 1, "over_a_block": 2}
+    assert summary["false_per_frame"] == 2.0 and summary["colours"]["red"] == {"": 1}
+    assert format_confusion(summary["colours"], "colours")[1].split()[0] == "unknown"

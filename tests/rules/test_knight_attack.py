@@ -149,6 +149,17 @@ def test_a_line_of_attack_that_grazes_a_block_is_called_close(y0, crosses, close
         assert any("passes 1.0 mm beside the line of attack" in r and "partial cover" in r for r in v.reasons) is close
 
 
+@pytest.mark.parametrize("height, kind", [(19.2, "partial"), (48.0, "full")])
+def test_a_block_a_unit_hides_whole_is_a_close_call_that_names_the_unit(height, kind):
+    """A block the camera knows only from the unit standing on it (its card hides it whole): its
+    height is the unit's marker's, its extent a guess; the cover stands on the guess and says so."""
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, height=40.0),
+              blocks=[replace(block(7, 140, -30, 160, 30, height), hidden_under=5)])
+    (cover,) = line_cover(t, t.unit(1), t.unit(2), RED).blocks
+    assert cover.kind == kind and cover.close_call
+    assert "hidden under unit 5" in cover.why and attack(t, 1, 2).close_call
+
+
 def test_a_block_beside_the_line_that_would_give_nothing_is_no_close_call():
     """Beside the line, a block lower than the target's feet would give nothing if it crossed."""
     t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, height=40.0, standing=19.2),

@@ -1,4 +1,5 @@
 import math
+from dataclasses import replace
 
 from companion.rules.geometry import point_in_polygon
 from companion.rules.knight.moves import climb_ap, outlines, path_cost, reach
@@ -64,6 +65,17 @@ def test_fortifications_within_three_fingers_cost_one_ap_per_brick():
     assert not found[3].in_reach and "out of reach" in found[3].why
     assert found[1].bricks == 1 and not found[1].in_reach
     assert sum(f.bricks for f in found.values()) == 3
+
+
+def test_a_block_hidden_under_a_unit_that_climbed_onto_it_is_no_fortification():
+    """Unit 1 climbed onto block 1 (seen at the turn's start) and its card hides it whole now: the
+    camera reports a block hidden under it whose footprint is a guess, off the seen one's centre;
+    that is block 1, not a brick placed. A block hidden under a unit where none stood is one."""
+    before = table(unit(1, "red", 100, 100), unit(2, "red", 500, 100), blocks=[block(1, 300, 300, 364, 316, 19.2)])
+    after = table(unit(1, "red", 310, 308), unit(2, "red", 500, 100),
+                  blocks=[replace(block(5, 296, 296, 320, 320, 19.2), hidden_under=1),
+                          replace(block(6, 488, 88, 512, 112, 9.6), hidden_under=2)])
+    assert [f.block for f in fortifications(before, after, "red")] == [6]
 
 
 def test_knocked_over_units():

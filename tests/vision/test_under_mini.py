@@ -169,3 +169,35 @@ def test_a_mini_read_a_little_high_with_no_block_under_it_is_on_the_table():
     seen = Locator(lowered).locate(image).mini(mini.id)
     assert seen is not None and seen.height_source == "fused"  # (blended: a sure frame's height weighs most)
     assert low < seen.z_mm < truth.z_mm and seen.z_sigma_mm < frame_sigma
+
+
+def test_a_block_the_mini_hides_whole_is_reported_as_hidden_under_it():
+    """Bench table 2 of the ray-cast standing set: mini 9 stands on a black 2 x 4 brick 19.2 mm
+    high that its card hides whole (nothing of its top is seen beside the mini). Its marker says
+    it stands on something: the block is reported, its colour unknown, its extent the most the
+    card hides, with the mini that hides it."""
+    from companion.synth.worlds import bench_scene
+
+    scene = bench_scene("raycast", 2, n_standing=2)
+    brick = next(b for b in scene.bricks if math.hypot(b.x_mm - 638.0, b.y_mm - 465.0) < 5)
+    mini = next(m for m in scene.minis if math.hypot(m.x_mm - brick.x_mm, m.y_mm - brick.y_mm) < 20)
+    state = Locator(scene.setup()).locate(Renderer().render(scene))
+    hidden = [b for b in state.blocks if b.hidden_under is not None]
+    assert [b.hidden_under for b in hidden] == [mini.id]
+    assert hidden[0].color == "" and abs(hidden[0].height_mm - brick.height_mm) <= 3.2 + 1e-6
+    assert polygon_iou(np.asarray(hidden[0].footprint_mm), brick.footprint_mm()) >= 0.5
+
+
+def test_a_mini_held_up_over_the_bare_table_hides_no_block():
+    """A mini held 40 mm over the table (its base in the air, nothing under it) is read standing,
+    and nothing of a top is seen under it; the table seen where a block's walls would stand says
+    there is none."""
+    scene = random_scene(3)
+    foot = scene.pose.camera_centre_mm[:2]
+    held = max(scene.minis, key=lambda m: math.hypot(m.x_mm - foot[0], m.y_mm - foot[1]))
+    scene = replace(scene, minis=tuple(replace(m, z_mm=m.z_mm + 40.0, stand_mm=40.0) if m is held else m
+                                       for m in scene.minis))
+    state = Locator(scene.setup(height_noise_mm=0.0)).locate(Renderer().render(scene))
+    seen = state.mini(held.id)
+    assert seen is not None and seen.z_mm > 30.0  # read up there
+    assert not any(b.hidden_under is not None for b in state.blocks)

@@ -141,7 +141,10 @@ function drawMap() {
   svg.append(el("svg:rect", { x: 0, y: 0, width: w, height: d, fill: "#4f7d48", stroke: "#ffd54f", "stroke-width": 4 }));
   hook("drawUnder", svg);
   for (const b of s.blocks) {
-    svg.append(el("svg:polygon", { points: pts(b.footprint_mm), fill: blockColour(b.color), stroke: "#000", "stroke-width": 1.5, class: "block" }));
+    const look = { points: pts(b.footprint_mm), fill: blockColour(b.color), stroke: "#000", "stroke-width": 1.5, class: "block" };
+    // a block hidden whole under a standing mini: drawn dashed, its extent is the camera's guess
+    if (b.hidden_under != null) Object.assign(look, { "stroke-dasharray": "6 4", "fill-opacity": 0.5 });
+    svg.append(el("svg:polygon", look));
   }
   for (const o of s.objects) {
     const owner = o.controller ? colourOf(o.controller) : "#fff";

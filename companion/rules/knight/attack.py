@@ -193,8 +193,14 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
     spans = low - target.standing_mm < target.height_mm <= high - target.standing_mm
     # The line only clips a corner or an edge: a camera places an edge to a millimetre or two.
     grazed = depth_mm is not None and depth_mm < GRAZE_MM
-    close = near or spans or grazed
-    if near:
+    # A block a standing unit hides whole: the camera knows its height from the unit's marker,
+    # but its extent is the most the unit hides, a guess.
+    hidden = block.hidden_under is not None
+    close = near or spans or grazed or hidden
+    if hidden:
+        hedge = (f" (a close call: it lies hidden under unit {block.hidden_under}, and the camera only guesses how far "
+                 "it reaches; look under that unit)")
+    elif near:
         hedge = (f" (a close call: {abs(cover_h - target.height_mm):.1f} mm from the target's height, within what a "
                  "camera and a ruler can tell apart; measure it on the table)")
     elif spans:

@@ -40,6 +40,8 @@ def fortifications(before: Table, after: Table, player: str) -> list[Fortificati
     out = []
     for block in after.blocks:
         old = next((b for b in before.blocks if math.dist(_centre(b), _centre(block)) < SAME_BLOCK_MM), None)
+        if block.hidden_under is not None and any(point_in_polygon(_centre(block), b.footprint) for b in before.blocks):
+            continue  # a unit climbed onto a block seen before and hides it now: its footprint is a guess
         grown = block.height_mm - (old.height_mm if old else 0.0)
         if grown < BRICK_MM / 3 - 0.5:  # less than a plate: the same block, seen again
             continue
