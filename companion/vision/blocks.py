@@ -329,9 +329,9 @@ class BlockFinder:
             return (float(darker.sum()) < float(lighter.sum()) and float(np.linalg.norm(
                 chromaticity(darker) - chromaticity(lighter))) <= float(chroma_tolerance(darker)))
 
-        top = fit_top(base, stand_mm, colours, visible, differs, ~maybe_shade, may_be_top, labels, darker_kin)
+        walls = (base - view.foot_mm) * stand_mm / view.camera_height_mm
+        top = fit_top(base, stand_mm, colours, visible, differs, ~maybe_shade, may_be_top, labels, darker_kin, walls)
         if top is None:
-            walls = (base - view.foot_mm) * stand_mm / view.camera_height_mm
             hidden = hidden_top(base, stand_mm, visible, (visible > 0) & ~differs, walls) if may_be_hidden else None
             return None if hidden is None else self._hidden_block(image, view, mini, spec, hidden)
         return self._block_under(image, view, mini.z_mm - spec.marker_height, mini.z_sigma_mm, top, table_colour, level,

@@ -47,6 +47,9 @@ TOP_SPREAD = 18.0  # 8-bit levels: colours seen round a mini this near are one (
 # A top the mini hides whole is somewhere within what it hides: a pixel seen inside the rectangle
 # taken for it costs this many hidden ones (the top would have been seen there).
 HIDDEN_SEEN_COST = 4.0
+WALLS_ON_TABLE_COST = 2.0  # a pixel of the table seen where a top's walls would stand on it (`fit_top`)
+WALL_SEEN_VALUE = 1.0  # ... and of its hue seen there, not the table in shade: its wall
+WALL_HUE_LEAST = 0.15  # ... where its top has this much hue at least (channels' spread over their sum)
 HIDDEN_WALLS_TABLE = 0.5  # ... and none where this share of what its walls would show is the table
 
 
@@ -128,6 +131,7 @@ class _Rectangles:
     studs: np.ndarray  # (R, 2) along the turned x and y
     offset_mm: np.ndarray  # (R, 2) the centre from the window's centre
     prior: np.ndarray  # (R,) AREA_COST and CENTRE_COST
+    box: np.ndarray  # (4, R): x0, y0, x1, y1 in the turned window's pixels
 
 
 @lru_cache(maxsize=4)
@@ -148,15 +152,28 @@ def _rectangles(n: int) -> _Rectangles:
             prior = AREA_COST * area + CENTRE_COST * np.abs(offset).sum(axis=1)
             flat = np.stack([(ys + lb) * (n + 1) + xs + la, ys * (n + 1) + xs + la, (ys + lb) * (n + 1) + xs,
                              ys * (n + 1) + xs])
-            parts.append((flat, np.tile([a, b], (len(xs), 1)), offset, prior))
-    return _Rectangles(*(np.concatenate(p, axis=-1 if i == 0 else 0) for i, p in enumerate(zip(*parts))))
+            parts.append((flat, np.tile([a, b], (len(xs), 1)), offset, prior, np.stack([xs, ys, xs + la, ys + lb])))
+    return _Rectangles(*(np.concatenate(p, axis=-1 if i in (0, 4) else 0) for i, p in enumerate(zip(*parts))))
 
 
-def _best_rectangle(weights: np.ndarray) -> tuple[float, float, int, int, float, float]:
+def _box_sums(sums: np.ndarray, n: int, x0: np.ndarray, y0: np.ndarray, x1: np.ndarray, y1: np.ndarray) -> np.ndarray:
+    """Sums over boxes [x0, x1) x [y0, y1) of an n x n image from its integral image (flat), the
+    boxes clipped to the image (empty ones sum to 0)."""
+    x0, x1 = np.clip(x0, 0, n), np.clip(x1, 0, n)
+    y0, y1 = np.clip(y0, 0, n), np.clip(y1, 0, n)
+    x1, y1 = np.maximum(x1, x0), np.maximum(y1, y0)
+    w = n + 1
+    return sums[y1 * w + x1] - sums[y0 * w + x1] - sums[y1 * w + x0] + sums[y0 * w + x0]
+
+
+def _best_rectangle(weights: np.ndarray, beyond: np.ndarray | None = None, walls_px: np.ndarray | None = None
+                    ) -> tuple[float, float, int, int, float, float]:
     """The rectangle of whole-stud sides holding the window's centre (CENTRE_INSIDE_MM in) with
     the largest sum of `weights` less its prior cost (AREA_COST, CENTRE_COST): (score, angle_deg,
     studs along the angle and across it, centre offset x and y in mm from the window's centre,
-    along and across the angle)."""
+    along and across the angle). With `beyond` (values, n x n) and `walls_px` (the walls' reach
+    in window pixels, towards the camera's foot): and the values where the rectangle moved by
+    that reach lies beyond it (where its walls stand)."""
     n = weights.shape[0]
     half = n // 2
     rects = _rectangles(n)
@@ -170,6 +187,15 @@ def _best_rectangle(weights: np.ndarray) -> tuple[float, float, int, int, float,
         sums = cv2.integral(turned, sdepth=cv2.CV_64F).ravel()
         c = rects.corners
         score = sums[c[0]] - sums[c[1]] - sums[c[2]] + sums[c[3]] - rects.prior
+        if beyond is not None and walls_px is not None:
+            values = cv2.integral(cv2.warpAffine(beyond, turn, (n, n), flags=cv2.INTER_NEAREST, borderValue=0),
+                                  sdepth=cv2.CV_64F).ravel()
+            dx, dy = (int(round(v)) for v in turn[:, :2] @ walls_px)
+            x0, y0, x1, y1 = rects.box
+            moved = _box_sums(values, n, x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+            overlap = _box_sums(values, n, np.maximum(x0, x0 + dx), np.maximum(y0, y0 + dy), np.minimum(x1, x1 + dx),
+                                np.minimum(y1, y1 + dy))
+            score = score + (moved - overlap)
         k = int(np.argmax(score))
         if float(score[k]) > best[0]:
             a, b = (int(v) for v in rects.studs[k])
@@ -236,14 +262,17 @@ def plane_points(centre_mm: np.ndarray) -> np.ndarray:
 
 def fit_top(base_xy_mm: np.ndarray, stand_mm: float, colours: np.ndarray, visible: np.ndarray, differs: np.ndarray,
             lit: np.ndarray, may_be_top: Callable[[np.ndarray], bool], labels: Callable[[np.ndarray], np.ndarray],
-            darker_kin: Callable[[np.ndarray, np.ndarray], bool]) -> TopUnder | None:
+            darker_kin: Callable[[np.ndarray, np.ndarray], bool], walls_mm: np.ndarray | None = None
+            ) -> TopUnder | None:
     """The top a mini at `base_xy_mm` stands on, at `stand_mm`, from the window of that plane
     round it (`plane_points`): the colours seen there (n, n, 3 BGR), what the mini does not hide
     (`occluded`: uint8, 1 seen), where the colour differs from the table's (bool), where it is
     not the table in shade (bool); whether a colour may be a block's top, the pixels of a top's
     colour (`labels`: 1 its colour, 0 its darker kin: shade on it, its walls; -1 neither) and
-    whether a colour is a darker kin of another. None where too little of a top is seen beside
-    the mini."""
+    whether a colour is a darker kin of another. With `walls_mm` (the base's offset from the
+    camera's foot times stand / camera height): a top whose walls' feet would stand on the table
+    seen costs WALLS_ON_TABLE_COST a pixel (a wall the lamp lights as its top is no part of it).
+    None where too little of a top is seen beside the mini."""
     base = np.asarray(base_xy_mm, float)
     n = colours.shape[0]
     origin = base - REACH_MM
@@ -262,12 +291,23 @@ def fit_top(base_xy_mm: np.ndarray, stand_mm: float, colours: np.ndarray, visibl
     pixels = colours[near_lit] if np.count_nonzero(near_lit) * STEP_MM ** 2 >= LEAST_TOP_MM2 else colours[near]
     modes = [m for m in _colour_modes(pixels, MODES) if may_be_top(m)]
     modes = [m for m in modes if not any(darker_kin(o, m) for o in modes if o is not m)]
+    # Its walls stand between its edges and their feet, towards the camera's foot: its hue seen
+    # there says that is its walls (where the card hides its top, they may be all that is seen);
+    # the table seen there (not of its hue: a wall in shade may be as dark as the table), that the
+    # top is too large.
+    walls_px = None if walls_mm is None else -np.asarray(walls_mm, float) / STEP_MM
     fits = []
     for mode in modes:
-        label = np.where(differs, labels(mode), -1)
+        raw = labels(mode)
+        label = np.where(differs, raw, -1)
+        # (a gray, white or black top's darker kin is any darker gray: the table's shade, a tiled
+        # mat's grout; its walls are not told by their colour)
+        walls_told = float(mode.max() - mode.min()) / max(float(mode.sum()), 1.0) >= WALL_HUE_LEAST
+        beyond = np.where(seen & lit & (label >= 0) & walls_told, WALL_SEEN_VALUE,
+                          np.where(seen & ~differs & (raw != 0), -WALLS_ON_TABLE_COST, 0.0)).astype(np.float32)
         # (the mini's shadow on its top, in its top's hue, counts against it less)
         weights = np.where(seen, np.where(label == 0, KIN_WEIGHT, label), 0).astype(np.float32)
-        fits.append((_best_rectangle(weights), mode, label > 0))
+        fits.append((_best_rectangle(weights, beyond, walls_px), mode, label > 0))
     if not fits:
         return None
     (score, angle, a, b, cx, cy), mode, its_colour = max(fits, key=lambda f: f[0][0])

@@ -75,7 +75,16 @@ def test_the_top_is_the_lit_colour_not_its_walls_nor_the_shadow_beside_it():
     table = np.full((n, n, 3), 150.0)
     differs = np.linalg.norm(colours - table, axis=-1) > 20
     lit = ~np.all(np.isclose(colours, 70.0), axis=-1)  # the shadow: the table darker
+    labels, darker_kin = _drawn_labels(colours)
+    found = fit_top(base, 19.2, colours, visible, differs, lit, lambda bgr: True, labels, darker_kin)
+    assert found is not None
+    assert found.colour_bgr == pytest.approx((40.0, 40.0, 200.0), abs=2)
+    assert polygon_iou(found.top.corners(), top.corners()) > 0.9
 
+
+def _drawn_labels(colours: np.ndarray):
+    """`fit_top`'s colour tests on a drawn window: a pixel of a top's colour, of its hue and
+    darker (its kin), and whether a colour is another's darker kin."""
     def chroma(c: np.ndarray) -> np.ndarray:
         return c / np.maximum(c.sum(axis=-1, keepdims=True), 1)
 
@@ -86,10 +95,30 @@ def test_the_top_is_the_lit_colour_not_its_walls_nor_the_shadow_beside_it():
     def darker_kin(lighter: np.ndarray, darker: np.ndarray) -> bool:
         return darker.sum() < lighter.sum() and float(np.linalg.norm(chroma(darker) - chroma(lighter))) < 0.08
 
-    found = fit_top(base, 19.2, colours, visible, differs, lit, lambda bgr: True, labels, darker_kin)
-    assert found is not None
-    assert found.colour_bgr == pytest.approx((40.0, 40.0, 200.0), abs=2)
-    assert polygon_iou(found.top.corners(), top.corners()) > 0.9
+    return labels, darker_kin
+
+
+@pytest.mark.parametrize("wall_bgr", [(40.0, 200.0, 220.0), (20.0, 100.0, 110.0)])  # lit as its top; in shade
+def test_the_top_stops_where_its_walls_start_towards_the_cameras_foot(wall_bgr):
+    """A yellow 6 x 2 top mostly hidden by the mini, its wall towards the camera's foot 8 mm wide
+    in that plane (`walls_mm`), lit as brightly as the top or in shade, the table beyond: the top
+    is the 6 x 2 rectangle, not a 6 x 3 one over its wall (a lamp on the camera's side lights the
+    wall like the top: the two were one colour)."""
+    base = np.array([400.0, 400.0])
+    n = plane_points(base).shape[0]
+    axis = np.array([1.0, 0.0])
+    top = TableRect(base, axis, (23.9, 7.9))
+    wall = TableRect(base + np.array([0.0, -11.9]), axis, (23.9, 4.0))  # the foot lies towards -y
+    colours = np.full((n, n, 3), 150.0)
+    colours[_drawn(wall, base, n) > 0] = wall_bgr
+    colours[_drawn(top, base, n) > 0] = (40.0, 200.0, 220.0)
+    visible = np.ones((n, n), np.uint8)
+    cv2.circle(visible, (n // 2, n // 2), 16, 0, -1)
+    differs = np.linalg.norm(colours - 150.0, axis=-1) > 20
+    labels, darker_kin = _drawn_labels(colours)
+    found = fit_top(base, 19.2, colours, visible, differs, np.ones((n, n), bool), lambda bgr: True, labels, darker_kin,
+                    walls_mm=np.array([0.0, 8.0]))
+    assert found is not None and polygon_iou(found.top.corners(), top.corners()) > 0.9
 
 
 def test_the_mini_hides_its_column_and_its_tile_away_from_the_cameras_foot():
