@@ -44,13 +44,17 @@ MODES = 5  # colours seen round a mini that may be its block's top
 # 0.708 of the time on the ray-cast and path-traced benches' standing minis, against 0.75, 0.75.)
 KIN_WEIGHT = 0.0
 TOP_SPREAD = 18.0  # 8-bit levels: colours seen round a mini this near are one (`_named`'s least spread of a top)
-# A top the mini hides whole is somewhere within what it hides: a pixel seen inside the rectangle
-# taken for it costs this many hidden ones (the top would have been seen there).
+# Where a top's walls stand (`fit_top`): a pixel of the table seen there costs this much, one of
+# the top's hue, not the table in shade, is worth this much (its wall) where the top has this much
+# hue at least (channels' spread over their sum).
+WALLS_ON_TABLE_COST = 2.0
+WALL_SEEN_VALUE = 1.0
+WALL_HUE_LEAST = 0.15
+# A top the mini hides whole (`hidden_top`) is somewhere within what it hides: a pixel seen inside
+# the rectangle taken for it costs this many hidden ones (the top would have been seen there);
+# and there is none where this share of what a one-stud top's walls would show is the table.
 HIDDEN_SEEN_COST = 4.0
-WALLS_ON_TABLE_COST = 2.0  # a pixel of the table seen where a top's walls would stand on it (`fit_top`)
-WALL_SEEN_VALUE = 1.0  # ... and of its hue seen there, not the table in shade: its wall
-WALL_HUE_LEAST = 0.15  # ... where its top has this much hue at least (channels' spread over their sum)
-HIDDEN_WALLS_TABLE = 0.5  # ... and none where this share of what its walls would show is the table
+HIDDEN_WALLS_TABLE = 0.5
 
 
 @dataclass(frozen=True)
