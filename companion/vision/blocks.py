@@ -267,9 +267,10 @@ class BlockFinder:
             if one_holds(found, np.array([m.x_mm, m.y_mm])):
                 continue
             # A top the mini hides whole is guessed only where its height says surely that it
-            # stands on one (not where the frame alone says so against the roster).
-            surely = not as_framed and stand_height_mm(m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(
-                m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None
+            # stands on one (not where the frame alone says so against the roster, nor where its
+            # marker's height is unsure by more than a plate: a print in a lamp's glare).
+            surely = (not as_framed and m.z_sigma_mm <= PLATE_MM and stand_height_mm(
+                m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None)
             under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
             if under is not None:
                 found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
