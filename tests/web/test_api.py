@@ -250,6 +250,15 @@ def test_blocks_reach_the_map_and_the_verdicts(siege, tmp_path):
     verdict = client.get("/api/attack?attacker=6&target=20").get_json()
     assert verdict["cover"]["full"] and not verdict["legal"]
     assert any(c["text"] == "blocked by block 0" for c in verdict["chips"])
+    assert "hidden_under" not in data["blocks"][0]
+    # The same wall as the camera reports a block a standing mini hides whole: said so, a close call.
+    hidden = TableState.from_json({"registered": True, "minis": minis, "blocks": [wall | {"hidden_under": 7}],
+                                   "timestamp": 2.0})
+    hub.publish(Snapshot(2, 2, 2.0, hidden, True, CameraStatus("ok", "test")))
+    assert client.get("/api/state").get_json()["blocks"][0]["hidden_under"] == 7
+    verdict = client.get("/api/attack?attacker=6&target=20").get_json()
+    assert verdict["cover"]["full"] and verdict["close_call"]
+    assert any("hidden under unit 7" in b["why"] for b in verdict["cover"]["blocks"])
 
 
 def test_the_turn_ledger_referees_the_turn_from_the_camera(running):
