@@ -201,7 +201,7 @@ def test_a_mini_read_a_little_high_with_no_block_under_it_is_on_the_table():
 
 
 def test_a_block_the_mini_hides_whole_is_reported_as_hidden_under_it():
-    """Bench table 2 of the ray-cast standing set: mini 9 stands on a black 2 x 4 brick 19.2 mm
+    """Bench table 2 of the ray-cast standing set: mini 4 stands on a black 4 x 4 brick 19.2 mm
     high that its card hides whole (nothing of its top is seen beside the mini). Its marker says
     it stands on something: the block is reported, its colour unknown, its extent the most the
     card hides, with the mini that hides it."""
