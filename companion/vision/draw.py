@@ -123,6 +123,8 @@ class TableAnnotator:
         for p, q in zip(a, b):
             cv2.line(out, tuple(int(v) for v in p), tuple(int(v) for v in q), colour, 1, cv2.LINE_AA)
         label = f"B{block.id} {block.height_mm:g} mm"
+        if block.hidden_under is not None:
+            label += f", hidden under {block.hidden_under}"  # (its box is a guess: the most the mini hides)
         at = (int(b[:, 0].min()), int(b[:, 1].min()) - 6)
         cv2.putText(out, label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale, (0, 0, 0), self.thickness + 2, cv2.LINE_AA)
         cv2.putText(out, label, at, cv2.FONT_HERSHEY_SIMPLEX, self.font_scale, colour, max(1, self.thickness // 2), cv2.LINE_AA)
