@@ -227,7 +227,6 @@ def hidden_top(base_xy_mm: np.ndarray, stand_mm: float, visible: np.ndarray, tab
     n = visible.shape[0]
     base = np.asarray(base_xy_mm, float)
     origin = base - REACH_MM
-
     least = TableRect(base, np.array([1.0, 0.0]), ((STUD_MM - GAP_MM) / 2,) * 2).corners()
     swept = np.vstack([least, least - np.asarray(walls_mm, float)])
     walls = _window_mask(swept, origin, n) & ~_window_mask(least, origin, n) & (visible > 0)
@@ -274,9 +273,10 @@ def fit_top(base_xy_mm: np.ndarray, stand_mm: float, colours: np.ndarray, visibl
     not the table in shade (bool); whether a colour may be a block's top, the pixels of a top's
     colour (`labels`: 1 its colour, 0 its darker kin: shade on it, its walls; -1 neither) and
     whether a colour is a darker kin of another. With `walls_mm` (the base's offset from the
-    camera's foot times stand / camera height): a top whose walls' feet would stand on the table
-    seen costs WALLS_ON_TABLE_COST a pixel (a wall the lamp lights as its top is no part of it).
-    None where too little of a top is seen beside the mini."""
+    camera's foot times stand / camera height): where a top's walls would stand, the table seen
+    costs WALLS_ON_TABLE_COST a pixel and its hue seen (a hued top's) is worth WALL_SEEN_VALUE (a
+    wall the lamp lights as its top is no part of it; a card may hide all but the walls). None
+    where too little of a top is seen beside the mini."""
     base = np.asarray(base_xy_mm, float)
     n = colours.shape[0]
     origin = base - REACH_MM
