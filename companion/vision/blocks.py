@@ -196,7 +196,9 @@ class BlockFinder:
         # minis are (on a gray mat a shadow looks like a gray brick).
         if self.memory is not None:
             self.memory.start(coarse, COARSE_MM)
-        shadows = self._leave_out_shadows(coarse, table, clear, minis, view)
+        bare_dark = None if background is not None else (
+            lambda: darkness(coarse, _table_without(coarse, self._differs(closed, table, clear)[0] | (1 - clear))))
+        shadows = self._leave_out_shadows(coarse, table, clear, minis, view, bare_dark)
         if background is None and shadows.any():
             table = local_table(coarse, exclude=shadows)  # (a median beside broad shade is too dark)
         mask, level, unbanded, diff = self._differs(closed, table, clear)
@@ -370,9 +372,15 @@ class BlockFinder:
                           _snapped(top.top)[1], fit, top_bgr, reading)
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
-                           minis: tuple[MiniState, ...], view: TableView) -> np.ndarray:
+                           minis: tuple[MiniState, ...], view: TableView,
+                           bare_dark: Callable[[], np.ndarray] | None) -> np.ndarray:
         """Zero in `clear` the minis' shadows (`lamps`), where the lamps are found from them; the
-        shadows' mask (uint8, 1 in shadow)."""
+        shadows' mask (uint8, 1 in shadow). A lamp found is kept where its shadows are dark too
+        against the table with the cards and what differs from it painted over (`bare_dark`'s
+        darkness; None: `table` is a bare table's picture already): among cards and white walls
+        a median is too bright (the felt of a castle's yard read a quarter darker than the
+        table, a lamp was found from the "shadows" two minis put there, and every block of the
+        frame read one to three plates low)."""
         standing = [(m, tile_side_mm(spec.marker_mm), spec.base_mm) for m in minis
                     if (spec := self.setup.mini(m.id)) is not None and m.status == "seen"]
         centre = np.array([self.setup.table.width_mm, self.setup.table.depth_mm]) / 2
@@ -380,8 +388,8 @@ class BlockFinder:
         if again is None:
             tiles_clear = np.ones_like(clear)  # (read past the tiles' squares: `mask_known`)
             mask_known(tiles_clear, self.setup, minis, view, (0.0, 0.0), COARSE_MM, tiles=True)
-            self.lamps = find_lamps(darkness(coarse, table), tiles_clear, [(m, side) for m, side, _ in standing],
-                                    centre, COARSE_MM)
+            tiles = [(m, side) for m, side, _ in standing]
+            self.lamps = find_lamps(darkness(coarse, table), tiles_clear, tiles, centre, COARSE_MM, bare_dark)
         else:
             self.lamps = list(again)
         if self.memory is not None:
@@ -1602,6 +1610,18 @@ def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarr
     small = cv2.resize(view, None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE, interpolation=cv2.INTER_AREA)
     med = cv2.medianBlur(small, TABLE_WINDOW_PX)
     med = cv2.GaussianBlur(med, (0, 0), 1.0)
+    return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
+
+
+def _table_without(view: np.ndarray, exclude: np.ndarray) -> np.ndarray:
+    """`local_table` with what `exclude` marks painted over at the table's own scale (TABLE_SCALE
+    times coarser: a millisecond, where painting over the coarse view took twenty)."""
+    small = cv2.resize(view, None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE, interpolation=cv2.INTER_AREA)
+    covered = cv2.resize(exclude.astype(np.float32), (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA) > 0
+    if covered.all():
+        return local_table(view)
+    small = cv2.inpaint(small, covered.astype(np.uint8), 2, cv2.INPAINT_TELEA)
+    med = cv2.GaussianBlur(cv2.medianBlur(small, TABLE_WINDOW_PX), (0, 0), 1.0)
     return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
 
 

@@ -35,6 +35,7 @@ from companion.vision.tableview import TableView
 
 SAME_PLACE_MM = 6.0  # footprint centres closer than this are the same block
 SAME_HEIGHT_MM = 3.3  # heights within a plate are the same stack
+UNCHANGED_HEIGHT_MM = 1.0  # heights come in plates (3.2 mm): closer than this is the same reading
 RING_MM = 20.0  # the table around a block is sampled this far out (beyond its own side's image)
 GONE_SEARCHES = 2  # searches in a row seeing the bare table where a block stood: it was taken away
 STILL_PAD_PX = 8  # a block's picture is compared between frames this far around its outline
@@ -55,6 +56,10 @@ class _Candidate:
     missed: int = 0  # searches in a row that did not, something else in its place (a hand)
     bare: int = 0  # searches in a row that saw the table where it stood
     published_id: int | None = None
+    # A published block measured otherwise (a plate higher, another colour name, a brick put on
+    # it): taken once `confirm` searches in a row agree on it, as a new block is published.
+    remeasured: FoundBlock | None = None
+    remeasured_seen: int = 0
 
 
 class BlockWatch:
@@ -161,10 +166,10 @@ class BlockWatch:
             return False
         if self._last_search is None:
             return True
-        if any(c.published_id is None or c.bare for c in self._candidates):
-            # A second look decides (a new block confirmed, a gone one dropped): the next frame
-            # after the last search is matched, whatever the frame rate (when `look` at it did
-            # not confirm the new block already).
+        if any(c.published_id is None or c.bare or c.remeasured is not None for c in self._candidates):
+            # A second look decides (a new block confirmed, a gone one dropped, a block measured
+            # anew): the next frame after the last search is matched, whatever the frame rate
+            # (when `look` at it did not confirm the new block already).
             return time_s > self._last_search
         return time_s - self._last_search >= (self.recheck_s if changed else self.every_s)
 
@@ -197,11 +202,21 @@ class BlockWatch:
                 continue
             matched.add(same)
             c = self._candidates[same]
-            c.block, c.seen, c.missed, c.bare = block, c.seen + 1, 0, 0
+            c.seen, c.missed, c.bare = c.seen + 1, 0, 0
+            if c.published_id is None or _unchanged(c.block, block):
+                c.block, c.remeasured, c.remeasured_seen = block, None, 0
+            else:
+                # One search alone does not change a published block, not even by a plate: a lamp
+                # misfound from a castle's walls read every block of a frame one to three plates
+                # low, and the turn's ledger took the difference for bricks put down.
+                again = c.remeasured is not None and _unchanged(c.remeasured, block)
+                c.remeasured, c.remeasured_seen = block, c.remeasured_seen + 1 if again else 1
+                if c.remeasured_seen >= self.confirm:
+                    c.block, c.remeasured, c.remeasured_seen = block, None, 0
         kept: list[_Candidate] = []
         for i, c in enumerate(self._candidates):
             if i not in matched:
-                c.seen = 0
+                c.seen, c.remeasured, c.remeasured_seen = 0, None, 0
                 if c.published_id is None:
                     continue  # never confirmed: gone
                 if top_colour_matches(image, view, c.block):
@@ -329,6 +344,11 @@ def _shows_table(image: np.ndarray, view, c: _Candidate) -> bool:
 
 def _same_place(a: FoundBlock, b: FoundBlock) -> bool:
     return math.dist(a.footprint_mm.mean(axis=0), b.footprint_mm.mean(axis=0)) <= SAME_PLACE_MM
+
+
+def _unchanged(a: FoundBlock, b: FoundBlock) -> bool:
+    """The same block at the same height (to well under a plate) and colour."""
+    return _same_place(a, b) and abs(a.height_mm - b.height_mm) < UNCHANGED_HEIGHT_MM and a.color == b.color
 
 
 def _same(a: FoundBlock, b: FoundBlock) -> bool:

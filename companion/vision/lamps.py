@@ -18,6 +18,7 @@ measured there: the blocks' own shadows are predicted with them (`blocks`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import cv2
@@ -101,17 +102,34 @@ def darkness(coarse_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
 
 
 def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState, float]], centre_mm: np.ndarray,
-               mm_per_px: float) -> list[FoundLamp]:
+               mm_per_px: float, bare_dark: Callable[[], np.ndarray] | None = None) -> list[FoundLamp]:
     """The lamps whose shadows of the minis' tiles (each a mini and its tile's side, mm) show in
     `dark` (`darkness`, a top-down view at `mm_per_px` from the table's corner), looked at only
     where `clear` (nothing known stands there). Searched on a grid of slopes SLOPE_STEP apart up
-    to SLOPE_MAX, then a quarter of that around the best; where none is found, a low lamp's."""
-    return (_lamps_searched(dark, clear, minis, centre_mm, mm_per_px, SLOPE_MAX, SLOPE_STEP)
-            or _lamps_searched(dark, clear, minis, centre_mm, mm_per_px, LOW_SLOPE_MAX, LOW_SLOPE_STEP))
+    to SLOPE_MAX, then a quarter of that around the best; where none is found, a low lamp's.
+    `bare_dark`: the darkness against a truer table estimate, asked for once a lamp is found (it
+    costs): a lamp is kept where its shadows are dark there too."""
+    bare: list[np.ndarray] = []
+
+    def bare_smooth() -> np.ndarray | None:
+        if bare_dark is None:
+            return None
+        if not bare:
+            bare.append(_smoothed(bare_dark()))
+        return bare[0]
+    return (_lamps_searched(dark, clear, minis, centre_mm, mm_per_px, SLOPE_MAX, SLOPE_STEP, bare_smooth)
+            or _lamps_searched(dark, clear, minis, centre_mm, mm_per_px, LOW_SLOPE_MAX, LOW_SLOPE_STEP, bare_smooth))
+
+
+def _smoothed(dark: np.ndarray) -> np.ndarray:
+    """The darkness's median over 10 mm: a tile's shadow is read at single points of it (a printed
+    line, a grain do not darken it)."""
+    return cv2.medianBlur(np.round(dark * 255).astype(np.uint8), 5).astype(np.float32) / 255.0
 
 
 def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState, float]], centre_mm: np.ndarray,
-                    mm_per_px: float, slope_max: float, step: float) -> list[FoundLamp]:
+                    mm_per_px: float, slope_max: float, step: float, bare_smooth: Callable[[], np.ndarray | None]
+                    ) -> list[FoundLamp]:
     """`find_lamps` on a grid of slopes `step` apart up to `slope_max`."""
     minis = [(m, side) for m, side in minis if m.z_mm * slope_max > side * 0.71 + MIN_SHADOW_MM]
     if len(minis) < LEAST_MINIS:
@@ -122,9 +140,7 @@ def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniS
     heading = np.radians([m.heading_deg for m, _ in minis])
     tile_axes = np.stack([np.stack([np.cos(heading), np.sin(heading)], -1),
                           np.stack([np.sin(heading), -np.cos(heading)], -1)], axis=1)  # (N, 2 axes, 2)
-    # A tile's shadow is read at one point of the darkness's median over 10 mm (a printed line,
-    # a grain do not darken it).
-    smooth = cv2.medianBlur(np.round(dark * 255).astype(np.uint8), 5).astype(np.float32) / 255.0
+    smooth = _smoothed(dark)
     found: list[FoundLamp] = []
     taken: list[tuple[np.ndarray, np.ndarray]] = []  # each found lamp: its slope at the centre, its shadows
 
@@ -133,40 +149,11 @@ def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniS
         looked at and the share dark, and where it puts the shadows."""
         lamps = np.concatenate([np.concatenate([centre_mm[None] - slopes * h, np.full((len(slopes), 1), h)], axis=1)
                                 for h in LAMP_HEIGHTS_MM])
-        offset = (xy[None] - lamps[:, None, :2]) * (z[None, :, None] / np.maximum(lamps[:, None, 2:] - z[None, :, None], 1.0))
-        centres = xy[None] + offset  # (H, N, 2)
-        length = np.linalg.norm(offset, axis=-1)
-        along = offset / np.maximum(length[..., None], 1e-6)
-        across = np.stack([-along[..., 1], along[..., 0]], axis=-1)
-        third = 0.25 * side[None, :, None]
-        # The tile's shadow is dark at its middle and a quarter of a side from it, along the shadow
-        # and across (a lamp a little off puts one of those in the light), and just past it the
-        # table is lit again (a lamp whose shadows fall short, on the bodies' shadows, sees
-        # shade there too).
-        middle = [centres, centres + third * along, centres + third * across, centres - third * across]
-        by_middle = (length > side[None] * 0.71 + MIN_SHADOW_MM) & (_look(None, clear, centres, mm_per_px) > 0)
-        # A lamp high above casts a tile's shadow not much longer than the tile: its middle lies
-        # under the mini. Its far part is read then, EDGE_INSET_MM inside its far edge (the tile's
-        # square reaches half a side along any direction), where that is in view.
-        edge = centres + along * (0.5 * side[None, :, None] - EDGE_INSET_MM)
-        far = [edge, edge + third * across, edge - third * across]
-        by_edge = ~by_middle & (length > MIN_SHADOW_MM) & np.all([_look(None, clear, q, mm_per_px) > 0 for q in far],
-                                                                  axis=0)
-        usable = by_middle | by_edge
-        read = np.where(by_edge[..., None], edge, centres)
-        for slope, shadows in taken:  # another lamp shows shadows of its own, not one found's again
-            usable &= _from_segment(read, xy, shadows) > side[None] * 0.8
-            usable[np.tile(np.linalg.norm(slopes - slope, axis=1) < LAMPS_APART, len(LAMP_HEIGHTS_MM))] = False
-        inside = np.where(by_edge, np.min([_look(smooth, clear, q, mm_per_px) for q in far], axis=0),
-                          np.min([_look(smooth, clear, q, mm_per_px) for q in middle], axis=0))
-        beyond = centres + along * (side[None, :, None] * 0.71 + MIN_SHADOW_MM)
-        sample = np.where(usable, inside - _look(smooth, clear, beyond, mm_per_px), 0.0)
-        count = usable.sum(axis=1)
-        dark_minis = ((sample >= DARK_SHADOW) & usable).sum(axis=1)
-        share = dark_minis / np.maximum(count, 1)
-        mean = sample.sum(axis=1) / np.maximum(count, 1)
-        depth = np.where((sample >= DARK_SHADOW) & usable, inside, 0.0).sum(axis=1) / np.maximum(dark_minis, 1)
-        ok = (dark_minis >= LEAST_MINIS) & (share >= DARK_SHARE) & (mean >= DARK_MEAN)
+        near_taken = np.zeros(len(slopes), bool)
+        for slope, _ in taken:
+            near_taken |= np.linalg.norm(slopes - slope, axis=1) < LAMPS_APART
+        ok, mean, share, count, depth, centres = _evidence(smooth, clear, xy, z, side, lamps, mm_per_px, taken,
+                                                           np.tile(near_taken, len(LAMP_HEIGHTS_MM)))
         # The middle of a plateau: a tile's shadow is wide, so neighbouring slopes see it too.
         n = int(round(math.sqrt(len(slopes))))
         grid = np.where(ok, mean * share, 0.0).reshape(len(LAMP_HEIGHTS_MM), n, n).astype(np.float32)
@@ -186,12 +173,61 @@ def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniS
         best = int(np.argmax(score))
         if score[best] < 0:
             break
+        truer = bare_smooth()
+        if truer is not None and not _evidence(truer, clear, xy, z, side, lamps[best:best + 1], mm_per_px, taken)[0][0]:
+            break  # shade that a median among white things made (a castle's yard), not a lamp's shadows
         lamp = _refined(dark, clear, xy, z, side, tile_axes, lamps[best], centre_mm, mm_per_px)
         softness, soft_depth = _softness(dark, clear, xy, z, side, tile_axes, np.asarray(lamp), mm_per_px)
         found.append(FoundLamp(lamp, int(count[best]), float(share[best]),
                                float(depth[best]) if soft_depth is None else soft_depth, softness))
         taken.append(((centre_mm - lamps[best, :2]) / lamps[best, 2], centres[best]))
     return found
+
+
+def _evidence(smooth: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,
+              lamps: np.ndarray, mm_per_px: float, taken: list[tuple[np.ndarray, np.ndarray]],
+              excluded: np.ndarray | None = None):
+    """What the minis' tile shadows say of lamps at `lamps` (L, 3) in the darkness `smooth`: per
+    lamp whether they show it (enough of them dark, on average dark enough), their mean darkness
+    past the table just beyond them, the share dark, the count looked at, their depth, and where
+    it puts the shadows (L, N, 2). `taken`: lamps found already (slope, shadows), whose shadows
+    are not read again; `excluded` (L,): lamps not to be looked at."""
+    offset = (xy[None] - lamps[:, None, :2]) * (z[None, :, None] / np.maximum(lamps[:, None, 2:] - z[None, :, None], 1.0))
+    centres = xy[None] + offset  # (H, N, 2)
+    length = np.linalg.norm(offset, axis=-1)
+    along = offset / np.maximum(length[..., None], 1e-6)
+    across = np.stack([-along[..., 1], along[..., 0]], axis=-1)
+    third = 0.25 * side[None, :, None]
+    # The tile's shadow is dark at its middle and a quarter of a side from it, along the shadow
+    # and across (a lamp a little off puts one of those in the light), and just past it the
+    # table is lit again (a lamp whose shadows fall short, on the bodies' shadows, sees
+    # shade there too).
+    middle = [centres, centres + third * along, centres + third * across, centres - third * across]
+    by_middle = (length > side[None] * 0.71 + MIN_SHADOW_MM) & (_look(None, clear, centres, mm_per_px) > 0)
+    # A lamp high above casts a tile's shadow not much longer than the tile: its middle lies
+    # under the mini. Its far part is read then, EDGE_INSET_MM inside its far edge (the tile's
+    # square reaches half a side along any direction), where that is in view.
+    edge = centres + along * (0.5 * side[None, :, None] - EDGE_INSET_MM)
+    far = [edge, edge + third * across, edge - third * across]
+    by_edge = ~by_middle & (length > MIN_SHADOW_MM) & np.all([_look(None, clear, q, mm_per_px) > 0 for q in far],
+                                                              axis=0)
+    usable = by_middle | by_edge
+    read = np.where(by_edge[..., None], edge, centres)
+    for _, shadows in taken:  # another lamp shows shadows of its own, not one found's again
+        usable &= _from_segment(read, xy, shadows) > side[None] * 0.8
+    if excluded is not None:
+        usable[excluded] = False
+    inside = np.where(by_edge, np.min([_look(smooth, clear, q, mm_per_px) for q in far], axis=0),
+                      np.min([_look(smooth, clear, q, mm_per_px) for q in middle], axis=0))
+    beyond = centres + along * (side[None, :, None] * 0.71 + MIN_SHADOW_MM)
+    sample = np.where(usable, inside - _look(smooth, clear, beyond, mm_per_px), 0.0)
+    count = usable.sum(axis=1)
+    dark_minis = ((sample >= DARK_SHADOW) & usable).sum(axis=1)
+    share = dark_minis / np.maximum(count, 1)
+    mean = sample.sum(axis=1) / np.maximum(count, 1)
+    depth = np.where((sample >= DARK_SHADOW) & usable, inside, 0.0).sum(axis=1) / np.maximum(dark_minis, 1)
+    ok = (dark_minis >= LEAST_MINIS) & (share >= DARK_SHARE) & (mean >= DARK_MEAN)
+    return ok, mean, share, count, depth, centres
 
 
 def _slope_grid(reach: float, step: float) -> np.ndarray:

@@ -345,6 +345,37 @@ def test_the_next_frame_after_a_search_is_its_second_look_where_the_block_did_no
     assert watch.states() == ()
 
 
+def test_a_published_block_changes_height_only_when_two_searches_agree():
+    """One search alone used to replace a published block's height: in the demo a lamp misfound
+    in one frame read the castle's blocks one to three plates low, and the next turn's ledger took
+    the difference back for bricks put down (9 AP against a black 3). A brick put on the block is
+    taken at the second search that sees it; a single other reading is forgotten."""
+    from companion.vision.blockwatch import BlockWatch
+
+    scene, brick, with_brick, renderer = _one_brick("green")
+    stacked = renderer.render(replace(scene, bricks=(brick, replace(brick, z0_mm=19.2, height_mm=9.6))))
+    locator = Locator(scene.setup(), blocks=False)
+    analysis = locator.analyse(with_brick)
+    camera, _ = locator.camera(with_brick.shape[1], with_brick.shape[0])
+    pose, minis = analysis.registration.pose, analysis.state.minis
+
+    def heights(watch: BlockWatch) -> list[float]:
+        return [round(b.height_mm, 1) for b in watch.states()]
+
+    watch = BlockWatch(BlockFinder(scene.setup(), remember=True))
+    for t in (1.0, 1.1):
+        watch.update(with_brick, camera, pose, minis, t)
+    (low,) = heights(watch)
+    watch.update(stacked, camera, pose, minis, 2.0)
+    assert heights(watch) == [low] and watch.due(2.05)  # measured otherwise once: looked at again at once
+    watch.update(stacked, camera, pose, minis, 2.1)
+    (high,) = heights(watch)
+    assert high >= low + 6.4 and watch.states()[0].id == 0  # the same block, grown
+    watch.update(with_brick, camera, pose, minis, 3.0)  # one reading of the old height ...
+    watch.update(stacked, camera, pose, minis, 3.1)  # ... then the stack again: never published
+    assert heights(watch) == [high]
+
+
 @pytest.mark.slow
 def test_a_hand_resting_on_a_block_does_not_remove_it_at_once():
     scene, brick, with_brick, renderer = _one_brick("blue")

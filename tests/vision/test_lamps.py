@@ -177,3 +177,44 @@ def test_a_minis_shadow_is_masked_where_the_lamp_throws_it():
     assert mask[int(tip[1] / MM_PER_PX), int(tip[0] / MM_PER_PX)] == 0
     assert mask[int(380 / MM_PER_PX), 300] == 1  # on the lamp's side: no shadow
     assert (mask == 0).sum() * MM_PER_PX ** 2 < 4000  # the tile's square and the body's band only
+
+
+def test_a_lamp_is_kept_only_where_its_shadows_are_dark_against_the_truer_table_too():
+    rng = np.random.default_rng(5)
+    minis = _minis(rng)
+    lamp = FoundLamp((900.0, -300.0, 1500.0), 0, 0.0)
+    dark = _darkness_with_shadows(minis, [lamp], rng)
+    clear = np.ones((400, 600), np.uint8)
+    asked = []
+
+    def truer(shade: np.ndarray):
+        def made() -> np.ndarray:
+            asked.append(1)
+            return shade
+        return made
+    assert len(find_lamps(dark, clear, minis, CENTRE, MM_PER_PX, truer(dark))) == 1 and len(asked) == 1
+    bare = np.clip(rng.normal(0.0, 0.03, dark.shape), 0, 1).astype(np.float32)  # no shade against it
+    assert find_lamps(dark, clear, minis, CENTRE, MM_PER_PX, truer(bare)) == []
+    asked.clear()
+    assert find_lamps(bare, clear, minis, CENTRE, MM_PER_PX, truer(bare)) == [] and asked == []  # asked once a lamp is found
+
+
+def test_no_lamp_is_found_in_a_castles_yard_where_cards_and_white_walls_crowd_the_felt():
+    """The demo's castle without the attackers: three defenders in its yard, no lamp. Against the
+    plain median the yard's felt, among the cards and the white walls, read a quarter darker than
+    the table, a lamp was found from the "shadows" two minis put there, and every block of the
+    frame read one to three plates low (the castle's 19.2 mm walls 6.4-12.8 mm). The shadows are
+    measured against the table without what stands on it."""
+    from companion.synth.render import Renderer
+    from companion.synth.siege import base_scene, siege_scene, siege_setup
+    from companion.vision.locator import Locator
+
+    base = base_scene()
+    scene = siege_scene(base, 2, 5)  # the new wall stands in front of the gate
+    scene = replace(scene, minis=tuple(m for m in scene.minis if m.id >= 20))
+    locator = Locator(siege_setup(base))
+    blocks = locator.analyse(Renderer().render(scene)).blocks
+    assert locator.block_finder.lamps == [], [f.position_mm for f in locator.block_finder.lamps]
+    castle = [b for b in blocks if b.color == "white"]
+    assert len(castle) == 5, [(b.color, b.height_mm) for b in blocks]
+    assert all(abs(b.height_mm - 19.2) <= 3.2 + 1e-6 for b in castle), [b.height_mm for b in castle]
