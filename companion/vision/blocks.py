@@ -164,6 +164,7 @@ class BlockFinder:
         self._view_key: bytes | None = None
         self.lamps: list[FoundLamp] = []  # the lamps the last frame's minis' shadows showed
         self._lamplight: Lamplight | None = None  # this frame's, while its candidates are fitted
+        self._hand_seen = True  # whether this frame shows a hand (`_hand_in_view`), likewise
         self.stood_on: dict[int, float] = {}  # the last frame's minis of `frame_heights` found on a block
 
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
@@ -210,6 +211,7 @@ class BlockFinder:
                 table = local_table(coarse, exclude=mask)
                 mask, level, unbanded, diff = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
+        self._hand_seen = _hand_in_view(coarse, table, unbanded, white)
         self._lamplight = None
         if self.lamps:
             dark = darkness(coarse, table)
@@ -363,7 +365,7 @@ class BlockFinder:
         table_fine[:] = table_bgr
         blob = _fill_fine(np.zeros((h_px, w_px), np.uint8), corners, (x0, y0))
         c = _Candidate(image, view, _sampler(image, view), fine, colour_distance(fine, table_fine, blur_px=0.8), blob,
-                       table_fine, (x0, y0), level, white, white_table, self.palette, self._lamplight)
+                       table_fine, (x0, y0), level, white, white_table, self.palette, self._lamplight, self._hand_seen)
         named = _named(c, top.samples_bgr, fit)
         if named is None:
             return None
@@ -560,7 +562,7 @@ class BlockFinder:
         if shade.any():
             sample = _table_in_shade_sampler(sample, shade, table_fine, origin)
         return _Candidate(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table,
-                          self.palette, self._lamplight)
+                          self.palette, self._lamplight, self._hand_seen)
 
     def _fit_piece(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                    blob: np.ndarray, opened: np.ndarray, shade: np.ndarray, table_fine: np.ndarray,
@@ -692,6 +694,7 @@ class _Candidate:
     white_table: float
     palette: dict[str, tuple[float, float, float]]  # the colours blocks are named by
     lamplight: "Lamplight | None" = None  # the lamps found from the minis' shadows, when any
+    hand_in_view: bool = True  # whether the frame shows a hand (`_hand_in_view`): fingers come with one
 
     @cached_property
     def maybe_shade(self) -> np.ndarray:
@@ -1287,7 +1290,9 @@ def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.
     wall = _wall_colour(c, fit) if skin_toned_top else None
     # With no wall seen (under the lens) the top alone cannot tell a finger from a glossy orange
     # top: a finger comes with its hand, a brick alone, and a brick's sides are those bricks have.
-    if (skin_toned_top and skin_top(top_balanced, None if wall is None else balanced(wall))
+    # Where the frame shows no hand there is no finger: an orange brick whose walls in shade are
+    # its top's hue darker (matte plastic under a lamp) is a brick (path traced, it was lost).
+    if (skin_toned_top and c.hand_in_view and skin_top(top_balanced, None if wall is None else balanced(wall))
             and (wall is not None or _hand_in_window(c) or not _a_bricks_sides(fit.footprint))):
         return None
     contrast = float(np.linalg.norm(top_bgr - table_here))
@@ -1729,6 +1734,23 @@ def _hand_in_window(c: _Candidate) -> bool:
     if np.count_nonzero(differs) * FINE_MM ** 2 < HAND_MM2:
         return False
     return float(np.count_nonzero(_skin_toned_on_paper(c.fine[differs], c.white))) * FINE_MM ** 2 >= HAND_MM2
+
+
+def _hand_in_view(coarse: np.ndarray, table: np.ndarray, differs: np.ndarray, white: np.ndarray) -> bool:
+    """Whether the frame may show a hand: what differs from the table (`differs`, the coarse
+    view's mask) holds a hand's worth (HAND_MM2) of skin-toned pixels in one piece, under the
+    paper's white balance; or the table is skin-toned itself (wood: a hand over it hardly differs
+    from it, and the table tells nothing)."""
+    if float(np.mean(_skin_toned_on_paper(table[::8, ::8].reshape(-1, 3), white))) > SKIN_SHARE:
+        return True
+    skin = differs.astype(bool)
+    if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
+        return False
+    skin[skin] = _skin_toned_on_paper(coarse[skin], white)
+    if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
+        return False
+    _, _, stats, _ = cv2.connectedComponentsWithStats(skin.astype(np.uint8), connectivity=8)
+    return bool((stats[1:, cv2.CC_STAT_AREA] * COARSE_MM ** 2 >= HAND_MM2).any())
 
 
 def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:

@@ -659,6 +659,41 @@ def test_a_skin_toned_brick_under_the_lens_is_no_finger(monkeypatch):
         assert not Locator(hand.setup()).analyse(Renderer().render(hand)).blocks, towards_deg
 
 
+def test_a_hand_is_seen_in_a_frame_by_a_hands_worth_of_skin_in_one_piece_or_on_a_skin_toned_table():
+    from companion.vision.blocks import COARSE_MM, HAND_MM2, _hand_in_view
+
+    white = np.full(3, PAPER_ALBEDO)  # the paper seen as paper: colours are judged as they are
+    gray, skin = (128, 128, 128), (120, 160, 215)  # BGR
+    coarse = np.full((200, 300, 3), gray, np.uint8)
+    table = coarse.copy()
+    differs = np.zeros((200, 300), np.uint8)
+    side = int(np.ceil(np.sqrt(HAND_MM2) / COARSE_MM)) + 1  # a palm
+    coarse[20:20 + side, 20:20 + side] = skin
+    differs[20:20 + side, 20:20 + side] = 1
+    assert _hand_in_view(coarse, table, differs, white)
+    coarse[20:20 + side, 20:20 + side:4] = gray  # the same skin in strips (orange bricks side by side)
+    differs[20:20 + side, 20:20 + side:4] = 0
+    assert not _hand_in_view(coarse, table, differs, white)
+    assert _hand_in_view(coarse, np.full_like(table, skin), differs, white)  # a wooden table tells nothing
+
+
+@pytest.mark.parametrize("from_foot_mm, height_mm", [(450.0, 19.2), (350.0, 28.8)])
+def test_a_skin_toned_brick_whose_walls_share_its_hue_is_a_brick_where_no_hand_is_seen(monkeypatch, from_foot_mm,
+                                                                                      height_mm):
+    """A nougat brick seen from aside: its walls in shade are its top's hue, darker, as a finger's
+    sides are its skin in shade, and it was taken for a finger (so was a matte orange brick on a
+    path-traced hard table, seed 0 table 0, no hand in the frame). A finger comes with its hand:
+    where the frame shows none (`_hand_in_view`), it is a brick."""
+    monkeypatch.setitem(LEGO_RGB, "nougat", (0.82, 0.57, 0.41))
+    base, _ = rendered(3)
+    x, y = _spot_seen_from_aside(base, from_foot_mm)
+    brick = SynthBrick(x, y, 20.0, 4, 2, 0.0, height_mm, "nougat")
+    scene = replace(base, bricks=(brick,))
+    blocks = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+    assert [(b.color, b.height_mm) for b in blocks] == [("nougat", height_mm)]
+    assert polygon_iou(blocks[0].footprint_mm, brick.footprint_mm()) >= 0.8
+
+
 def test_a_row_of_fingers_under_the_lens_is_no_brick():
     """A hand's fingers under the lens (plain camera, bench seed 2 with a hand, table 12): no wall
     shows, and their skin-toned top was fitted as a red box 88 x 44 mm (2 x 11 studs across the
