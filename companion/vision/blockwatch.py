@@ -8,7 +8,9 @@ frame rate. A block is published after `confirm` searches in a row found it at t
 with the same height and colour: a hand passing over the table, or a brick on its way down, is
 not. (A later frame with the block's picture unchanged since the searched frame counts as the
 second look, one that came while the search ran or else the next one: a search of it would have
-read the same pixels; not over a published block.) A published block not found again is dropped
+read the same pixels; not over a published block.) A published block measured otherwise (another
+height, even a plate, or colour name) keeps its reading until `confirm` searches in a row agree on
+the new one: the turn's ledger counts a plate's growth as a brick. One not found again is dropped
 after two searches that see the bare table where it stood (taken away), or after `forget`
 searches that see neither it nor the table there (a hand resting on it is not a removal until it
 has stayed that long).
