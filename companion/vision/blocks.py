@@ -1612,22 +1612,29 @@ def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarr
     if exclude is not None and exclude.any():
         grown = cv2.dilate(exclude, np.ones((5, 5), np.uint8))
         view = cv2.inpaint(view, grown, 3, cv2.INPAINT_TELEA)
-    small = cv2.resize(view, None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE, interpolation=cv2.INTER_AREA)
-    med = cv2.medianBlur(small, TABLE_WINDOW_PX)
-    med = cv2.GaussianBlur(med, (0, 0), 1.0)
-    return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
+    return _median_table(_at_table_scale(view), view.shape)
 
 
 def _table_without(view: np.ndarray, exclude: np.ndarray) -> np.ndarray:
     """`local_table` with what `exclude` marks painted over at the table's own scale (TABLE_SCALE
     times coarser: a millisecond, where painting over the coarse view took twenty)."""
-    small = cv2.resize(view, None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE, interpolation=cv2.INTER_AREA)
+    small = _at_table_scale(view)
     covered = cv2.resize(exclude.astype(np.float32), (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA) > 0
     if covered.all():
         return local_table(view)
-    small = cv2.inpaint(small, covered.astype(np.uint8), 2, cv2.INPAINT_TELEA)
+    return _median_table(cv2.inpaint(small, covered.astype(np.uint8), 2, cv2.INPAINT_TELEA), view.shape)
+
+
+def _at_table_scale(view: np.ndarray) -> np.ndarray:
+    """The view TABLE_SCALE times coarser, where the local table is taken."""
+    return cv2.resize(view, None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE, interpolation=cv2.INTER_AREA)
+
+
+def _median_table(small: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The local table from the view at its scale (`_at_table_scale`): a median over
+    TABLE_WINDOW_MM, smoothed, brought back to the view's `shape`."""
     med = cv2.GaussianBlur(cv2.medianBlur(small, TABLE_WINDOW_PX), (0, 0), 1.0)
-    return cv2.resize(med, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
+    return cv2.resize(med, (shape[1], shape[0]), interpolation=cv2.INTER_LINEAR)
 
 
 def crowded(mask: np.ndarray) -> bool:

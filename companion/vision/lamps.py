@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
 
 import cv2
 import numpy as np
@@ -109,14 +110,9 @@ def find_lamps(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniState,
     to SLOPE_MAX, then a quarter of that around the best; where none is found, a low lamp's.
     `bare_dark`: the darkness against a truer table estimate, asked for once a lamp is found (it
     costs): a lamp is kept where its shadows are dark there too."""
-    bare: list[np.ndarray] = []
-
-    def bare_smooth() -> np.ndarray | None:
-        if bare_dark is None:
-            return None
-        if not bare:
-            bare.append(_smoothed(bare_dark()))
-        return bare[0]
+    @cache
+    def bare_smooth() -> np.ndarray | None:  # (made once, when first asked for)
+        return None if bare_dark is None else _smoothed(bare_dark())
     return (_lamps_searched(dark, clear, minis, centre_mm, mm_per_px, SLOPE_MAX, SLOPE_STEP, bare_smooth)
             or _lamps_searched(dark, clear, minis, centre_mm, mm_per_px, LOW_SLOPE_MAX, LOW_SLOPE_STEP, bare_smooth))
 
