@@ -566,7 +566,10 @@ class Renderer:
     """Renders scenes; keeps the empty-table background of the last camera, so a sequence seen by a
     fixed camera only re-renders its objects (shared with the process's other renderers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: bool = True) -> None:
+        """`shared`: take and leave tables and frames in the process's shared store (False: a
+        renderer of its own, whose first frame of a table is a full render)."""
+        self._shared = shared
         self._background_key: tuple | None = None
         self._background: np.ndarray | None = None
         self._clean: tuple | None = None  # the last frame before the camera's degradations, and what drew it
@@ -577,7 +580,7 @@ class Renderer:
                scene.pose.rotation.tobytes(), scene.pose.translation_mm.tobytes(), scene.surface,
                scene.table, scene.texture_seed, scene.imaging.light_gradient, scene.imaging.vignetting,
                scene.light_dir, scene.lighting, scene.printed_squares)
-        if key != self._background_key and (shared := _shared_entry(key)) is not None:
+        if key != self._background_key and self._shared and (shared := _shared_entry(key)) is not None:
             self._background, self._background_key = shared["background"], key
             self._clean = shared.get("clean", self._clean)
         if key != self._background_key:
@@ -590,7 +593,8 @@ class Renderer:
             self._background = np.concatenate(parts).reshape(cam.height_px, cam.width_px, 3)
             self._background.flags.writeable = False  # shared: frames are drawn on copies
             self._background_key = key
-            _share(key, background=self._background)
+            if self._shared:
+                _share(key, background=self._background)
         return self._background
 
     def render(self, scene: Scene, degrade: bool = True) -> np.ndarray:
@@ -648,7 +652,8 @@ class Renderer:
             image[y0:y1, x0:x1] = pixels
         image.flags.writeable = False  # shared: the next frame is drawn on a copy
         self._clean = (key, drawn, image, regions, boxes_of)
-        _share(self._background_key, clean=self._clean)
+        if self._shared:
+            _share(self._background_key, clean=self._clean)
         img = np.clip(image[:, :, ::-1] * 255.0, 0, 255).astype(np.float32)  # RGB -> BGR
         if degrade:
             img = degrade_image(img, scene)

@@ -125,7 +125,25 @@ def test_a_sequence_renders_only_what_moved_and_gives_the_same_pixels():
     steady = Renderer()
     for frame in (15, 25, 32):  # the march, a brick of the new wall, a hand over the table
         scene = siege_scene(base, frame, 48)
-        assert np.array_equal(steady.render(scene), Renderer().render(scene)), frame
+        assert np.array_equal(steady.render(scene), Renderer(shared=False).render(scene)), frame
+
+
+def test_a_second_renderer_of_a_table_draws_only_what_differs_and_gives_the_same_pixels():
+    """Renderers share the tables they drew: another renderer's frame of a table already drawn
+    (a brick added, a mini gone, under a bench table's lamps) takes its empty table and last frame
+    from the first, and equals a full render of its own, pixel for pixel."""
+    from companion.synth.scene import SynthBrick
+
+    scene = random_scene(5, "hard", randomise=True)
+    first = Renderer()
+    first.render(scene)
+    variants = [replace(scene, bricks=scene.bricks + (SynthBrick(300.0, 250.0, 30.0, 2, 2, 0.0, 19.2, "red"),)),
+                replace(scene, minis=scene.minis[1:])]
+    for k, variant in enumerate(variants):
+        second = Renderer()
+        frame = second.render(variant)
+        assert second.background(variant) is first.background(scene), k  # drawn once
+        assert np.array_equal(frame, Renderer(shared=False).render(variant)), k
 
 
 def test_a_lamp_casts_a_bricks_shadow_where_its_direction_puts_it():
