@@ -653,7 +653,7 @@ class Renderer:
         image.flags.writeable = False  # shared: the next frame is drawn on a copy
         self._clean = (key, drawn, image, regions, boxes_of)
         if self._shared:
-            _share(self._background_key, clean=self._clean)
+            _share(self._background_key, background=background, clean=self._clean)  # (its table may have been let go)
         img = np.clip(image[:, :, ::-1] * 255.0, 0, 255).astype(np.float32)  # RGB -> BGR
         if degrade:
             img = degrade_image(img, scene)

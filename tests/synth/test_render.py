@@ -179,3 +179,28 @@ def test_a_lamp_casts_a_bricks_shadow_where_its_direction_puts_it():
     without = Renderer().render(replace(lit, lighting=None))
     bare_without = Renderer().render(replace(empty, lighting=None))
     assert abs(at(without, near - 14.0, 200.0) - at(bare_without, near - 14.0, 200.0)) <= 1  # no shadow
+
+
+def test_a_table_let_go_by_the_shared_store_is_drawn_again_when_asked(monkeypatch):
+    """The store keeps the last cameras' tables only: a renderer still drawing a table the store
+    let go leaves it there whole again, and another renderer of it gives a full render's pixels."""
+    import companion.synth.render as render
+    from companion.synth.scene import SynthBrick
+
+    monkeypatch.setattr(render, "_SHARED_CAMERAS", 1)
+    monkeypatch.setattr(render, "_shared", render.OrderedDict())
+    table = TableSpec(400.0, 300.0)
+    quiet = Imaging(noise_sigma=0.0, blur_sigma_px=0.0, jpeg_quality=100)
+
+    def scene_from(x_mm: float, bricks: int) -> Scene:
+        pose = look_at_pose(np.array([x_mm, 150.0, 700.0]), np.array([200.0, 150.0, 0.0]))
+        camera = framing_camera(table, pose, 320, 240, np.zeros(5))
+        return Scene(table, "felt", (), (), tuple(SynthBrick(150.0 + 60 * k, 150.0, 0.0, 2, 2) for k in range(bricks)),
+                     (), camera, pose, imaging=quiet)
+
+    mine, other = Renderer(), Renderer()
+    mine.render(scene_from(200.0, 1))
+    other.render(scene_from(260.0, 1))  # another camera: the first table is let go
+    mine.render(scene_from(200.0, 2))  # still drawn by the first renderer, and left in the store again
+    later = scene_from(200.0, 3)
+    assert np.array_equal(Renderer().render(later), Renderer(shared=False).render(later))
