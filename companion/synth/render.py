@@ -582,7 +582,7 @@ class Renderer:
                scene.light_dir, scene.lighting, scene.printed_squares)
         if key != self._background_key and self._shared and (shared := _shared_entry(key)) is not None:
             self._background, self._background_key = shared["background"], key
-            self._clean = shared.get("clean", self._clean)
+            self._clean = shared.get("clean")
         if key != self._background_key:
             def rows(span: tuple[int, int]) -> np.ndarray:
                 ys, xs = np.mgrid[span[0]:span[1], 0:cam.width_px]
