@@ -94,6 +94,17 @@ class TablePose:
         """The camera's optical centre in the table frame."""
         return -self.rotation.T @ self.translation_mm
 
+    @cached_property
+    def camera_centre_xyz(self) -> tuple[float, float, float]:
+        """`camera_centre_mm` as three floats (per-marker placement math runs in plain Python)."""
+        x, y, z = self.camera_centre_mm.tolist()
+        return x, y, z
+
+    @cached_property
+    def rotation_rows(self) -> tuple[tuple[float, float, float], ...]:
+        """`rotation` as three rows of floats."""
+        return tuple(tuple(row) for row in self.rotation.tolist())
+
     def to_camera(self, points_mm: np.ndarray) -> np.ndarray:
         return np.asarray(points_mm, dtype=np.float64).reshape(-1, 3) @ self.rotation.T + self.translation_mm
 

@@ -66,10 +66,14 @@ class _Region:
     missed: int = 0  # frames it changed and was searched for in vain (a push faster than its box)
     last_precise: "_Region | None" = None  # this marker's last refined measurement, while this one is rough
     fit_failed_frame: int | None = None  # when a pattern fit of these very pixels last failed (while unrefined)
+    # Set once (the triage asks every frame for every region; numpy's indexing costs microseconds):
+    precise: bool = field(init=False)  # its corners were refined
+    small_box: tuple[int, int, int, int] = field(init=False)  # rows r0, r1, cols c0, c1 of the change map over box
 
-    @property
-    def precise(self) -> bool:
-        return bool(self.detections.refined[0])
+    def __post_init__(self) -> None:
+        self.precise = bool(self.detections.refined[0])
+        x0, y0, x1, y1 = self.box
+        self.small_box = (y0 // SMALL_Y, -(-y1 // SMALL_Y), x0 // SMALL_X, -(-x1 // SMALL_X))
 
 
 @dataclass
@@ -242,13 +246,12 @@ class IncrementalMarkers:
         counts = cv2.integral(loud)
         for marker_id, regions in self._regions.items():
             for region in regions:
-                x0, y0, x1, y1 = region.box
-                r0, r1, c0, c1 = y0 // SMALL_Y, -(-y1 // SMALL_Y), x0 // SMALL_X, -(-x1 // SMALL_X)
+                r0, r1, c0, c1 = region.small_box
                 quiet = counts.item(r1, c1) - counts.item(r0, c1) - counts.item(r1, c0) + counts.item(r0, c0) == 0
                 # A marker in motion last frame whose box changed again has moved on: comparing
                 # its pixels would only confirm it (a walker's every frame).
-                in_motion = not region.precise and region.frame == frame - 1
-                changed = False if quiet else (in_motion or _marker_changed(gray, region))
+                changed = False if quiet else ((not region.precise and region.frame == frame - 1)
+                                               or _marker_changed(gray, region))
                 if changed:
                     grown = _grow(region, w, h)
                     # Until it is found again, its old corners say nothing about where it is now.
@@ -535,12 +538,14 @@ class IncrementalMarkers:
             else:
                 side = mean_side_px(quad)
                 pad = int(math.ceil(side * 0.45)) + 3  # the marker and its white margin
-                x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - pad, 0)
-                x1, y1 = np.minimum(np.ceil(quad.max(axis=0)).astype(int) + pad + 1, (w, h))
-                marker_mask = np.zeros((int(y1 - y0), int(x1 - x0)), np.uint8)
+                # (In plain Python: numpy's reductions cost microseconds each on four corners.)
+                xs, ys = quad[:, 0].tolist(), quad[:, 1].tolist()
+                x0, y0 = max(math.floor(min(xs)) - pad, 0), max(math.floor(min(ys)) - pad, 0)
+                x1, y1 = min(math.ceil(max(xs)) + pad + 1, w), min(math.ceil(max(ys)) + pad + 1, h)
+                marker_mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
                 centre = quad.mean(axis=0)
                 cv2.fillConvexPoly(marker_mask, ((quad - centre) * 1.25 + centre - (x0, y0)).round().astype(np.int32), 1)
-                region = _Region(detections[row], (int(x0), int(y0), int(x1), int(y1)),
+                region = _Region(detections[row], (x0, y0, x1, y1),
                                  cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16), frame, side, key,
                                  marker_mask.astype(bool))
                 if not region.precise:

@@ -125,7 +125,7 @@ class Locator:
 
     def _register(self, det: MarkerDetections, focal_px: float) -> Registration:
         anchors = self.setup.anchor_ids
-        rows = [i for i, m in enumerate(det.ids) if int(m) in anchors]
+        rows = [i for i, m in enumerate(det.ids.tolist()) if m in anchors]
         key = det.ids[rows].tobytes() + det.corners_norm[rows].tobytes()
         if key not in self._registrations:
             if len(self._registrations) > 64:
@@ -175,7 +175,7 @@ class Locator:
                                registration=reg.to_state(), warnings=tuple(warnings), blocks_seen=False)
             return FrameAnalysis(state, detections, reg, {})
         state, poses, misread = self._place(detections, reg, camera, frame, timestamp, list(warnings),
-                                            known_z_mm or {})
+                                            known_z_mm or {}, blocks_seen=looks_for_blocks)
         if looked_here and misread:
             # A listed id read where its mini cannot stand (a card and what touches it decoded as
             # a larger marker, 300 mm up) was taken for found, so its own print was never looked
@@ -185,12 +185,12 @@ class Locator:
             if len(more):
                 detections = MarkerDetections.concat([kept, more])
                 state, poses, _ = self._place(detections, reg, camera, frame, timestamp, list(warnings),
-                                              known_z_mm or {})
+                                              known_z_mm or {}, blocks_seen=looks_for_blocks)
         analysis = FrameAnalysis(state, detections, reg, poses)
         if looks_for_blocks:
             assert self.block_finder is not None
             return self.with_blocks(image, analysis, self.block_finder, background, known_z_mm or {})
-        return replace(analysis, state=replace(state, blocks_seen=False))
+        return analysis
 
     def with_blocks(self, image: np.ndarray, analysis: FrameAnalysis, finder: BlockFinder,
                     background: np.ndarray | None = None, known_z_mm: dict[int, float] | None = None
@@ -338,10 +338,11 @@ class Locator:
         return ("mini" if spec else "object"), placed, measured
 
     def _place(self, det: MarkerDetections, reg: Registration, camera: CameraModel, frame: int,
-               timestamp: float, warnings: list[str], known_z_mm: dict[int, float]
+               timestamp: float, warnings: list[str], known_z_mm: dict[int, float], blocks_seen: bool = True
                ) -> tuple[TableState, dict[int, MarkerPose], frozenset[int]]:
         """The state from these markers on this pose (`warnings` gains the frame's), their own poses,
-        and the listed ids read only where they cannot stand (misreads)."""
+        and the listed ids read only where they cannot stand (misreads); `blocks_seen` False when
+        no block will be looked for in it."""
         pose = reg.pose
         counts = Counter(det.ids.tolist())
         anchors = self.setup.anchor_ids
@@ -406,5 +407,6 @@ class Locator:
                 f"mini {m.id} {table.beyond_mm(m.x_mm, m.y_mm):.0f} mm beyond the edge" for m in off))
         state = TableState(registered=True, minis=tuple(minis), frame=frame, timestamp=timestamp,
                            unknown_markers=tuple(unknown), duplicate_markers=tuple(duplicates),
-                           objects=tuple(objects), registration=reg.to_state(), warnings=tuple(warnings))
+                           objects=tuple(objects), registration=reg.to_state(), warnings=tuple(warnings),
+                           blocks_seen=blocks_seen)
         return state, poses, frozenset(misread) & (self.setup.listed_ids or frozenset())

@@ -274,7 +274,15 @@ class MarkerDetections:
         return len(self.ids)
 
     def __getitem__(self, index) -> "MarkerDetections":
-        index = np.atleast_1d(np.arange(len(self))[index])
+        if isinstance(index, (int, np.integer)):
+            # One row as views (the live tracker takes a row per marker it remembers, every frame;
+            # eight fancy-indexed copies cost ten times as much). Nothing writes into them.
+            row = int(index) + len(self) if index < 0 else int(index)
+            if not 0 <= row < len(self):
+                raise IndexError(f"MarkerDetections: row {index} of {len(self)}")
+            index = slice(row, row + 1)
+        else:
+            index = np.atleast_1d(np.arange(len(self))[index])
         return MarkerDetections(self.ids[index], self.corners_px[index], self.corners_norm[index],
                                 self.edge_rms_px[index], self.refined[index], self.raw_px[index],
                                 self.margin_dark[index], self.fit_residual[index])

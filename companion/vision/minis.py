@@ -43,17 +43,29 @@ class MarkerPose:
 class SquareFit:
     """A marker's corners cast onto the table plane and fitted by a square (complex similarity)."""
 
-    ground: np.ndarray  # (4,) complex: the corners on the table plane, mm
+    ground: tuple[complex, ...]  # the corners on the table plane, mm
     c0: complex  # the fitted square's centre on the table plane
     a: complex  # its half-diagonal-ish scale and direction (template coefficient)
 
 
+# Plain Python on four corners throughout: the live tracker places a marker or two every frame,
+# and numpy's per-call cost on arrays this small was most of a placement (~0.1 ms).
+_TEMPLATE_LIST = _TEMPLATE.tolist()
+_TEMPLATE_CONJ_LIST = _TEMPLATE_CONJ.tolist()
+
+
 def fit_square(corners_norm: np.ndarray, pose: TablePose) -> SquareFit:
-    ground = pose.intersect_plane(corners_norm, 0.0)[:, :2]
-    q = ground[:, 0] + 1j * ground[:, 1]
-    c0 = complex(q.sum()) / len(q)
-    a = complex(_TEMPLATE_CONJ @ (q - c0)) / _TEMPLATE_NORM
-    return SquareFit(q, c0, a)
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = pose.rotation_rows
+    ox, oy, oz = pose.camera_centre_xyz
+    ground = []
+    for x, y in np.asarray(corners_norm, np.float64).reshape(-1, 2).tolist():
+        # The viewing ray R^T (x, y, 1) from the camera centre, to the plane z = 0.
+        dx, dy, dz = x * r00 + y * r10 + r20, x * r01 + y * r11 + r21, x * r02 + y * r12 + r22
+        t = -oz / dz
+        ground.append(complex(ox + dx * t, oy + dy * t))
+    c0 = sum(ground) / len(ground)
+    a = sum(t * (q - c0) for t, q in zip(_TEMPLATE_CONJ_LIST, ground)) / _TEMPLATE_NORM
+    return SquareFit(tuple(ground), c0, a)
 
 
 def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: TablePose,
@@ -63,20 +75,18 @@ def locate_horizontal_marker(corners_norm: np.ndarray, side_mm: float, pose: Tab
     `with_tilt=False` (OpenCV's unrefined corners of a marker in motion say nothing about its tilt)
     reports 0 and saves a pose solve."""
     fit = fit or fit_square(corners_norm, pose)
-    centre_c = pose.camera_centre_mm
-    cz = float(centre_c[2])
+    cx, cy, cz = pose.camera_centre_xyz
     q, c0, a = fit.ground, fit.c0, fit.a
     side0 = abs(a)  # the marker's side as cast on the table plane, mm
     heading = math.degrees(math.atan2(a.imag, a.real)) % 360.0
     z = cz * (1.0 - side_mm / side0) if known_z_mm is None else float(known_z_mm)
     ratio = (cz - z) / cz
-    foot = centre_c[0] + 1j * centre_c[1]
+    foot = complex(cx, cy)
     centre = foot + (c0 - foot) * ratio
-    fitted = c0 + a * _TEMPLATE
-    off = q - fitted
+    off_squares = sum(abs(g - (c0 + a * t)) ** 2 for g, t in zip(q, _TEMPLATE_LIST))
     # mm on the plane z=0 -> pixels: a pixel spans about (distance / focal) there.
-    distance = math.sqrt((c0.real - centre_c[0]) ** 2 + (c0.imag - centre_c[1]) ** 2 + centre_c[2] ** 2)
-    rms_mm = math.sqrt(float(np.vdot(off, off).real) / len(off))
+    distance = math.sqrt((c0.real - cx) ** 2 + (c0.imag - cy) ** 2 + cz ** 2)
+    rms_mm = math.sqrt(off_squares / len(q))
     resid_px = rms_mm * focal_px / distance
     # Side error ~ residual spread over 4 corners; dz = Cz * s / side0^2 * d(side0).
     side_sigma_mm = rms_mm / 2

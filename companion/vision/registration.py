@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -35,6 +36,11 @@ class Registration:
 
     def to_state(self) -> RegistrationState:
         """The value the table state carries (and its JSON shows)."""
+        return self._state
+
+    @cached_property
+    def _state(self) -> RegistrationState:
+        # Once per registration: the live tracker keeps one for as long as the camera stands still.
         return RegistrationState(self.registered, self.anchors_seen,
                                  None if math.isnan(self.residual_px) else round(self.residual_px, 3),
                                  self.pose.to_state() if self.pose is not None else None, self.reason)

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from companion.setup_file import TableSpec
@@ -61,3 +62,23 @@ def test_a_tilted_marker_reports_its_tilt():
     placed = locate_horizontal_marker(camera.normalize(pose.project(camera, tilted)), 25, pose, camera.focal_px)
     assert 60 < placed.tilt_deg < 80
     assert placed.fit_residual_px > 1.0  # not a flat square: its placement is not to be trusted
+
+
+def test_the_fit_residual_is_the_corners_distance_from_the_fitted_square():
+    camera, pose = _camera()
+    corners = square_corners_mm(400, 300, 20, 30, 25)
+    pixels = pose.project(camera, corners)
+    pixels[2] += (1.0, -0.5)  # one corner off the square
+    normalized = camera.normalize(pixels)
+    placed = locate_horizontal_marker(normalized, 20, pose, camera.focal_px)
+    # The same similarity fit, written out in numpy: corners on the table plane as complex numbers.
+    ground = pose.intersect_plane(normalized, 0.0)
+    q = ground[:, 0] + 1j * ground[:, 1]
+    template = np.array([1 + 1j, 1 - 1j, -1 - 1j, -1 + 1j]) / 2
+    c0 = q.mean()
+    a = np.vdot(template, q - c0) / np.vdot(template, template).real
+    rms_mm = math.sqrt(np.mean(np.abs(q - (c0 + a * template)) ** 2))
+    centre = pose.camera_centre_mm
+    distance = math.sqrt((c0.real - centre[0]) ** 2 + (c0.imag - centre[1]) ** 2 + centre[2] ** 2)
+    assert placed.fit_residual_px == pytest.approx(rms_mm * camera.focal_px / distance, rel=1e-9)
+    assert placed.z_mm == pytest.approx(centre[2] * (1 - 20 / abs(a)), abs=1e-6)
