@@ -69,9 +69,11 @@ class _Region:
     # Set once (the triage asks every frame for every region; numpy's indexing costs microseconds):
     precise: bool = field(init=False)  # its corners were refined
     small_box: tuple[int, int, int, int] = field(init=False)  # rows r0, r1, cols c0, c1 of the change map over box
+    centre_px: tuple[float, float] = field(init=False)  # the mean of its corners
 
     def __post_init__(self) -> None:
         self.precise = bool(self.detections.refined[0])
+        self.centre_px = _centre(self.detections.corners_px[0])
         x0, y0, x1, y1 = self.box
         self.small_box = (y0 // SMALL_Y, -(-y1 // SMALL_Y), x0 // SMALL_X, -(-x1 // SMALL_X))
 
@@ -523,8 +525,7 @@ class IncrementalMarkers:
         h, w = gray.shape
         known = {r.quad_key: r for regions in self._regions.values() for r in regions}
         fresh: dict[int, list[_Region]] = {}
-        for row in range(len(detections)):
-            marker_id = int(detections.ids[row])
+        for row, marker_id in enumerate(detections.ids.tolist()):
             quad = detections.corners_px[row]
             key = quad.tobytes()
             region = known.get(key)
@@ -543,14 +544,15 @@ class IncrementalMarkers:
                 x0, y0 = max(math.floor(min(xs)) - pad, 0), max(math.floor(min(ys)) - pad, 0)
                 x1, y1 = min(math.ceil(max(xs)) + pad + 1, w), min(math.ceil(max(ys)) + pad + 1, h)
                 marker_mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
-                centre = quad.mean(axis=0)
-                cv2.fillConvexPoly(marker_mask, ((quad - centre) * 1.25 + centre - (x0, y0)).round().astype(np.int32), 1)
+                cx, cy = _centre(quad)
+                grown = [(round((x - cx) * 1.25 + cx - x0), round((y - cy) * 1.25 + cy - y0)) for x, y in zip(xs, ys)]
+                cv2.fillConvexPoly(marker_mask, np.array(grown, np.int32), 1)
                 region = _Region(detections[row], (x0, y0, x1, y1),
                                  cv2.blur(gray[y0:y1, x0:x1], (3, 3)).astype(np.int16), frame, side, key,
                                  marker_mask.astype(bool))
                 if not region.precise:
-                    region.last_precise = self._last_precise(marker_id, centre, side)
-                region.velocity_px = self._velocity(marker_id, centre, side, frame)
+                    region.last_precise = self._last_precise(marker_id, region.centre_px, side)
+                region.velocity_px = self._velocity(marker_id, region.centre_px, side, frame)
             fresh.setdefault(marker_id, []).append(region)
         # Markers not found this frame keep their regions, so they are looked for again when uncovered.
         for marker_id, regions in self._regions.items():
@@ -560,25 +562,27 @@ class IncrementalMarkers:
                     fresh[marker_id] = alive
         self._regions = fresh
 
-    def _velocity(self, marker_id: int, centre_px: np.ndarray, side_px: float, frame: int) -> tuple[float, float]:
+    def _velocity(self, marker_id: int, centre_px: tuple[float, float], side_px: float, frame: int
+                  ) -> tuple[float, float]:
         """How far the marker moved a frame since it was last found (within the last two frames)."""
         best = None
         for region in self._regions.get(marker_id, []):
             if frame - 2 <= region.frame < frame:
-                before = region.detections.corners_px[0].mean(axis=0)
-                step = (centre_px - before) / (frame - region.frame)
-                if best is None or np.hypot(*step) < np.hypot(*best):
+                (bx, by), frames = region.centre_px, frame - region.frame
+                step = ((centre_px[0] - bx) / frames, (centre_px[1] - by) / frames)
+                if best is None or math.hypot(*step) < math.hypot(*best):
                     best = step
-        if best is None or np.hypot(*best) < 0.25 * side_px:
+        if best is None or math.hypot(*best) < 0.25 * side_px:
             return 0.0, 0.0  # jitter or a nudge: no push to follow
-        return float(best[0]), float(best[1])
+        return best
 
-    def _last_precise(self, marker_id: int, centre_px: np.ndarray, side_px: float) -> _Region | None:
+    def _last_precise(self, marker_id: int, centre_px: tuple[float, float], side_px: float) -> _Region | None:
         """The last refined measurement of the marker now seen roughly at centre_px (within one
         side of it): if the marker turns out not to have moved, it is still right."""
         for region in self._regions.get(marker_id, []):
             before = region if region.precise else region.last_precise
-            if before is not None and np.abs(before.detections.corners_px[0].mean(axis=0) - centre_px).max() < side_px:
+            if before is not None and max(abs(before.centre_px[0] - centre_px[0]),
+                                          abs(before.centre_px[1] - centre_px[1])) < side_px:
                 return before
         return None
 
@@ -594,6 +598,12 @@ def _change_samples(image: np.ndarray) -> np.ndarray:
     if image.ndim == 3 and rows.strides[1:] == (image.shape[2] * image.itemsize, image.itemsize):
         return np.ascontiguousarray(rows.reshape(rows.shape[0], -1)[:, 1::SMALL_X * image.shape[2]])
     return np.ascontiguousarray(image[::SMALL_Y, ::SMALL_X, 1] if image.ndim == 3 else image[::SMALL_Y, ::SMALL_X])
+
+
+def _centre(quad: np.ndarray) -> tuple[float, float]:
+    """The mean of a quad's corners, in plain Python (the same sums as numpy's mean of four)."""
+    (ax, ay), (bx, by), (cx, cy), (dx, dy) = quad.tolist()
+    return (ax + bx + cx + dx) / 4, (ay + by + cy + dy) / 4
 
 
 def _own_grey(image: np.ndarray) -> np.ndarray:
