@@ -406,7 +406,7 @@ class IncrementalMarkers:
         assert self._spread is not None
         ids, quads = read_sharpened(gray.ensure(roi), self._spread, wanted, self.setup.dictionary)
         quads = quads + np.array([x0, y0], float)
-        rows = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
+        rows = [i for i, marker_id in enumerate(ids.tolist()) if not _near_any(known, marker_id, quads[i])]
         if not rows:
             return MarkerDetections.empty()
         return refine(gray.gray, camera, ids[rows], quads[rows], self.setup.dictionary, precise=False)
@@ -447,7 +447,7 @@ class IncrementalMarkers:
                                 rescued=self._rescued_ids,
                                 rescue_within=within, min_side_px=side_px or (self._smallest_side_px() if quick else None),
                                 rescue_side_px=side_px, window_px=window_px)
-        new = [i for i in range(len(ids)) if not _near_any(known, int(ids[i]), quads[i].mean(axis=0))]
+        new = [i for i, marker_id in enumerate(ids.tolist()) if not _near_any(known, marker_id, quads[i])]
         rows, again = [], []
         for i in new:
             # OpenCV's corners where they were last time, or the marker's pixels as they were when
@@ -641,9 +641,13 @@ def _grow(region: _Region, w: int, h: int, sides: float | None = None) -> Box:
     return max(int(ax0) - m, 0), max(int(ay0) - m, 0), min(int(ax1) + m, w), min(int(ay1) + m, h)
 
 
-def _near_any(det: MarkerDetections, marker_id: int, centre_px: np.ndarray, within_px: float = 3.0) -> bool:
+def _near_any(det: MarkerDetections, marker_id: int, quad_px: np.ndarray, within_px: float = 3.0) -> bool:
+    """Whether `det` has this marker within `within_px` of the quad's centre."""
     rows = det.ids == marker_id
-    return bool(rows.any() and (np.linalg.norm(det.corners_px[rows].mean(axis=1) - centre_px, axis=1) < within_px).any())
+    if not rows.any():
+        return False  # (most searches find what is not known yet: no centre needed)
+    centre_px = quad_px.mean(axis=0)
+    return bool((np.linalg.norm(det.corners_px[rows].mean(axis=1) - centre_px, axis=1) < within_px).any())
 
 
 def _dedupe(det: MarkerDetections) -> MarkerDetections:
