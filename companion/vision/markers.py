@@ -274,7 +274,7 @@ class MarkerDetections:
         return len(self.ids)
 
     def __getitem__(self, index) -> "MarkerDetections":
-        if isinstance(index, (int, np.integer)):
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
             # One row as views (the live tracker takes a row per marker it remembers, every frame;
             # eight fancy-indexed copies cost ten times as much). Nothing writes into them.
             row = int(index) + len(self) if index < 0 else int(index)

@@ -61,10 +61,10 @@ def fit_square(corners_norm: np.ndarray, pose: TablePose) -> SquareFit:
     for x, y in np.asarray(corners_norm, np.float64).reshape(-1, 2).tolist():
         # The viewing ray R^T (x, y, 1) from the camera centre, to the plane z = 0.
         dx, dy, dz = x * r00 + y * r10 + r20, x * r01 + y * r11 + r21, x * r02 + y * r12 + r22
-        t = -oz / dz
-        ground.append(complex(ox + dx * t, oy + dy * t))
+        along = -oz / dz if dz else math.copysign(math.inf, -oz)  # (a ray along the table: as numpy's inf)
+        ground.append(complex(ox + dx * along, oy + dy * along))
     c0 = sum(ground) / len(ground)
-    a = sum(t * (q - c0) for t, q in zip(_TEMPLATE_CONJ_LIST, ground)) / _TEMPLATE_NORM
+    a = sum(w * (q - c0) for w, q in zip(_TEMPLATE_CONJ_LIST, ground)) / _TEMPLATE_NORM
     return SquareFit(tuple(ground), c0, a)
 
 
