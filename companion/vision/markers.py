@@ -289,6 +289,10 @@ class MarkerDetections:
 
     @classmethod
     def empty(cls) -> "MarkerDetections":
+        # One shared instance: nothing writes into a detection's arrays, and the live tracker asks
+        # for an empty set most frames.
+        if cls is MarkerDetections:
+            return _EMPTY_DETECTIONS
         return cls(np.zeros(0, int), np.zeros((0, 4, 2)), np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0, bool),
                    np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0))
 
@@ -304,6 +308,11 @@ class MarkerDetections:
                    np.concatenate([p.refined for p in parts]), np.concatenate([p.raw_px for p in parts]),
                    np.concatenate([p.margin_dark for p in parts]), np.concatenate([p.fit_residual for p in parts]))
 
+
+_EMPTY_DETECTIONS = MarkerDetections(np.zeros(0, int), np.zeros((0, 4, 2)), np.zeros((0, 4, 2)), np.zeros(0),
+                                     np.zeros(0, bool), np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0))
+for _array in vars(_EMPTY_DETECTIONS).values():
+    _array.flags.writeable = False  # (shared: a write would be a bug)
 
 CLEARLY_WORSE_FIT = 1.5  # a pattern residual this many times another's, on the same print, is a misread
 

@@ -28,3 +28,11 @@ def test_a_row_past_the_end_is_an_index_error():
         _three()[3]
     with pytest.raises(IndexError):
         _three()[-4]
+
+
+def test_the_empty_set_is_shared_and_cannot_be_written():
+    empty = MarkerDetections.empty()
+    assert len(empty) == 0 and MarkerDetections.empty() is empty
+    assert len(MarkerDetections.concat([empty, _three()[1]])) == 1
+    with pytest.raises(ValueError):
+        empty.ids[...] = 1  # shared by every caller: read-only
