@@ -287,14 +287,11 @@ class MarkerDetections:
                                 self.edge_rms_px[index], self.refined[index], self.raw_px[index],
                                 self.margin_dark[index], self.fit_residual[index])
 
-    @classmethod
-    def empty(cls) -> "MarkerDetections":
-        # One shared instance: nothing writes into a detection's arrays, and the live tracker asks
-        # for an empty set most frames.
-        if cls is MarkerDetections:
-            return _EMPTY_DETECTIONS
-        return cls(np.zeros(0, int), np.zeros((0, 4, 2)), np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0, bool),
-                   np.zeros((0, 4, 2)), np.zeros(0), np.zeros(0))
+    @staticmethod
+    def empty() -> "MarkerDetections":
+        # One shared instance (`_EMPTY_DETECTIONS`): nothing writes into a detection's arrays, and
+        # the live tracker asks for an empty set most frames.
+        return _EMPTY_DETECTIONS
 
     @classmethod
     def concat(cls, parts: list["MarkerDetections"]) -> "MarkerDetections":
