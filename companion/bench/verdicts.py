@@ -85,6 +85,8 @@ class VerdictScore:
     cover_wrong: int = 0  # pairs whose full or partial cover differs from the truth's
     cover_wrong_flagged: int = 0  # of those, the ones the seen verdict called a close call
     cover_right_flagged: int = 0  # pairs whose cover is right though the seen verdict called it close
+    wrong_flagged: int = 0  # pairs wrong in any field that the seen verdict called a close call
+    right_flagged: int = 0  # pairs right in every field that it called a close call all the same
     disagreements: list[Disagreement] = field(default_factory=list)
 
     def add_table(self, index: int, scene: Scene, setup: Setup, seen: TableState, truth: TableState) -> None:
@@ -114,7 +116,9 @@ class VerdictScore:
                     self.agree[f] += f not in wrong
                 if not wrong:
                     self.all_fields += 1
+                    self.right_flagged += flagged
                     continue
+                self.wrong_flagged += flagged
                 right = False
                 self.disagreements.append(Disagreement(index, a.id, t.id, wrong,
                                                        cause(seen_table, truth_table, a.id, t.id)))
@@ -136,6 +140,11 @@ class VerdictScore:
                 "causes": dict(sorted(causes.items(), key=lambda kv: -kv[1])),
                 "cover_wrong": self.cover_wrong, "cover_wrong_called_close": self.cover_wrong_flagged,
                 "cover_right_called_close": self.cover_right_flagged,
+                # what players are told: a wrong verdict called a close call asks them to measure;
+                # a silent one does not
+                "wrong_called_close": self.wrong_flagged,
+                "wrong_silent": self.pairs - self.all_fields - self.wrong_flagged,
+                "right_called_close": self.right_flagged,
                 "worst": [d.to_json() for d in sorted(self.disagreements, key=lambda d: -len(d.fields))[:8]]}
 
 
@@ -233,8 +242,9 @@ def format_table(result: dict) -> str:
     for m in result["methods"]:
         lines.append(f"{m['method']}: {m['pairs'] - round((m['all_fields'] or 0) * m['pairs'])} of {m['pairs']} pairs "
                      f"differ; causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
-                     + f"; cover wrong on {m['cover_wrong']}, of them called a close call {m['cover_wrong_called_close']}"
-                     + f"; right but called a close call {m['cover_right_called_close']}")
+                     + f"; called a close call {m['wrong_called_close']} of them, silent {m['wrong_silent']}"
+                     + f"; right but called a close call {m['right_called_close']}"
+                     + f" (cover wrong on {m['cover_wrong']}, {m['cover_wrong_called_close']} of them called close)")
     clipped, fine = result["by_paper"]["clipped"], result["by_paper"]["not_clipped"]
     if clipped["tables"] and fine["tables"]:
         lines.append(f"the anchors' paper at the camera's ceiling (the frame warns) on {clipped['tables']} of "

@@ -73,6 +73,27 @@ def test_a_right_verdict_called_a_close_call_is_counted_apart_from_the_wrong_one
     assert summary["cover_right_called_close"] > 0
 
 
+def test_a_wrong_verdict_called_a_close_call_is_counted_apart_from_a_silent_one(scene):
+    """What players are told: every block a plate under the commonest unit's height where the truth
+    has it a plate over: full against partial cover turns on the plate, and each such verdict says
+    so (called close); every block gone instead: the verdicts are wrong without a word (silent)."""
+    setup = scene.setup()
+    truth = truth_state(scene)
+    heights = [setup.mini(m.id).height_mm for m in truth.minis]
+    tall = max(set(heights), key=heights.count)
+    over = replace(truth, blocks=tuple(replace(b, height_mm=tall + 1.6) for b in truth.blocks))
+    under = replace(truth, blocks=tuple(replace(b, height_mm=tall - 1.6) for b in truth.blocks))
+    score = VerdictScore("a plate off")
+    score.add_table(0, scene, setup, under, over)
+    summary = score.summary()
+    wrong = summary["pairs"] - round(summary["all_fields"] * summary["pairs"])
+    assert wrong > 0 and summary["wrong_called_close"] == wrong and summary["wrong_silent"] == 0
+    score = VerdictScore("no blocks")
+    score.add_table(0, scene, setup, replace(over, blocks=()), over)
+    summary = score.summary()
+    assert summary["wrong_silent"] > 0 and summary["wrong_called_close"] == 0
+
+
 @pytest.mark.slow
 def test_the_command_prints_both_ways_per_field():
     out = subprocess.run([sys.executable, "-m", "companion.cli", "bench", "verdicts", "--scenes", "1", "--json"],

@@ -280,3 +280,59 @@ def test_a_verdict_before_the_camera_saw_the_blocks_says_its_cover_is_unknown():
     assert not any("not seen the blocks" in r for r in attack(t, 1, 2).reasons)
     v = attack(replace(t, blocks_seen=False), 1, 2)
     assert v.reasons[-1].startswith("the camera has not seen the blocks yet: cover and heights are judged")
+
+
+@pytest.mark.parametrize("x, seen, close", [(1.0, True, True), (-1.0, False, True), (10.0, True, False),
+                                            (-10.0, False, False)])
+def test_a_target_on_the_edge_of_the_attackers_view_is_called_close(x, seen, close):
+    """A camera reads a heading to half a degree and a place to a millimetre: a target 200 mm
+    off, a millimetre either side of the attacker's side line, may be in view or not."""
+    t = table(unit(1, "red", 0, 0, heading=0.0, cls="shooter"), unit(2, "blue", x, 200, heading=270.0))
+    v = attack(t, 1, 2)
+    assert v.in_view is seen and not v.back_attack
+    assert v.close_call is close and bool(v.close_calls) is close
+    assert any("edge of its field of view" in r for r in v.reasons) is close
+    assert v.to_json()["close_calls"] == list(v.close_calls)
+
+
+@pytest.mark.parametrize("y, back, close", [(1.0, False, True), (-1.0, True, True), (20.0, False, False),
+                                            (-20.0, True, False)])
+def test_an_attacker_on_the_edge_of_the_targets_view_is_called_close_for_a_back_attack(y, back, close):
+    t = table(unit(1, "red", 0, y, heading=0.0, cls="shooter"), unit(2, "blue", 200, 0, heading=90.0))
+    v = attack(t, 1, 2)
+    assert v.back_attack is back and v.in_view
+    assert v.close_call is close
+    assert any("a back attack or not" in r for r in v.close_calls) is close
+
+
+@pytest.mark.parametrize("edge_mm, in_range, close", [(375.0, True, True), (377.0, False, True), (370.0, True, False),
+                                                      (382.0, False, False)])
+def test_a_target_on_the_edge_of_range_is_called_close(edge_mm, in_range, close):
+    # a shooter reaches 2 hands (356 mm) and the finger of grace (20 mm): 376 mm edge to edge
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", edge_mm + 25.0, 0, heading=180.0))
+    v = attack(t, 1, 2)
+    assert v.in_range is in_range and v.close_call is close
+    assert any("in range or not" in r for r in v.close_calls) is close
+
+
+@pytest.mark.parametrize("edge_mm, penalised, close", [(39.0, True, True), (41.0, False, True), (30.0, True, False),
+                                                       (50.0, False, False)])
+def test_a_shooter_two_fingers_off_its_target_is_called_close(edge_mm, penalised, close):
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", edge_mm + 25.0, 0, heading=180.0))
+    v = attack(t, 1, 2)
+    assert any(m.name == "shooter too close" for m in v.attack_modifiers) is penalised
+    assert v.close_call is close and any("2 fingers" in r for r in v.close_calls) is close
+
+
+@pytest.mark.parametrize("gap_mm, kind, close", [(19.0, "none", True), (21.0, "partial", True), (15.0, "none", False),
+                                                 (25.0, "partial", False)])
+def test_a_block_a_finger_from_the_shooter_is_called_close(gap_mm, kind, close):
+    """A block within a finger of the shooter gives the target nothing: a block whose edge is
+    within a millimetre or two of that finger may give partial cover or nothing."""
+    x0 = 12.5 + gap_mm  # the shooter's base is 12.5 mm round its centre
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, heading=180.0),
+              blocks=[block(7, x0, -30, x0 + 16, 30, 19.2)])
+    (cover,) = line_cover(t, t.unit(1), t.unit(2), RED).blocks
+    assert cover.kind == kind and cover.close_call is close
+    assert ("a finger is 20 mm" in cover.why) is close
+    assert attack(t, 1, 2).close_call is close

@@ -250,6 +250,7 @@ def test_blocks_reach_the_map_and_the_verdicts(siege, tmp_path):
     verdict = client.get("/api/attack?attacker=6&target=20").get_json()
     assert verdict["cover"]["full"] and not verdict["legal"]
     assert any(c["text"] == "blocked by block 0" for c in verdict["chips"])
+    assert not verdict["close_call"] and "close call: measure it" not in [c["text"] for c in verdict["chips"]]
     assert "hidden_under" not in data["blocks"][0]
     # The same wall as the camera reports a block a standing mini hides whole: said so, a close call.
     hidden = TableState.from_json({"registered": True, "minis": minis, "blocks": [wall | {"hidden_under": 7}],
@@ -259,6 +260,7 @@ def test_blocks_reach_the_map_and_the_verdicts(siege, tmp_path):
     verdict = client.get("/api/attack?attacker=6&target=20").get_json()
     assert verdict["cover"]["full"] and verdict["close_call"]
     assert any("hidden under unit 7" in b["why"] for b in verdict["cover"]["blocks"])
+    assert {"text": "close call: measure it", "kind": "info"} in verdict["chips"]
 
 
 def test_the_turn_ledger_referees_the_turn_from_the_camera(running):

@@ -78,4 +78,6 @@ def chips(v: AttackVerdict) -> list[dict]:
         out.append({"text": f"back attack {bonus:+d}" if bonus else "back attack", "kind": "good"})
     if v.elevation:
         out.append({"text": "from above", "kind": "info"})
+    if v.close_call:  # (why: in the reasons and the cover's lines)
+        out.append({"text": "close call: measure it", "kind": "info"})
     return out

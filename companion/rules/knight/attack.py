@@ -12,6 +12,7 @@ from fractions import Fraction
 from companion.errors import InputError
 from companion.rules.geometry import (angle_between_deg, boxes_apart, crossing_depth, point_in_polygon,
                                       point_polygon_distance, segment_meets_polygon, segment_polygon_distance)
+from companion.rules.knight.closecalls import near_threshold, near_view_edge, view_edge_mm
 from companion.rules.knight.measure import Measure, measure, within_for_acting_side
 from companion.rules.knight.squads import group_of
 from companion.rules.table import Block, Table, Unit
@@ -91,11 +92,15 @@ class AttackVerdict:
     odds: Odds
     consequences: tuple[str, ...] = ()  # what a win costs or triggers (priest, orc suicide, polearms)
     extra: dict = field(default_factory=dict)
+    # Beyond cover, the parts of the verdict that turn on less than a camera can tell (a unit on the
+    # edge of a field of view, a distance within a millimetre or two of a range): why, each.
+    close_calls: tuple[str, ...] = ()
 
     @property
     def close_call(self) -> bool:
-        """Whether the cover turns on what a camera cannot tell: a block's height or its edge."""
-        return any(b.close_call for b in self.cover.blocks) or bool(self.cover.beside)
+        """Whether the verdict turns on what a camera cannot tell: a block's height or its edge, a
+        unit's place against a range or a field of view."""
+        return any(b.close_call for b in self.cover.blocks) or bool(self.cover.beside) or bool(self.close_calls)
 
     @property
     def attack_bonus(self) -> int:
@@ -110,7 +115,8 @@ class AttackVerdict:
             "attacker": self.attacker, "target": self.target, "legal": self.legal, "reasons": list(self.reasons),
             "edge_mm": round(self.measure.edge_mm, 1), "distance": self.measure.to_json(),
             "in_range": self.in_range, "in_view": self.in_view, "back_attack": self.back_attack,
-            "cover": self.cover.to_json(), "close_call": self.close_call, "elevation": self.elevation,
+            "cover": self.cover.to_json(), "close_call": self.close_call, "close_calls": list(self.close_calls),
+            "elevation": self.elevation,
             "ranged": self.ranged,
             "attack_bonus": self.attack_bonus, "defence_bonus": self.defence_bonus,
             "attack_modifiers": [asdict(m) for m in self.attack_modifiers],
@@ -219,13 +225,19 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
         return CoverBlock(block.id, footprint, block.height_mm, cover_h, "none",
                           f"block {block.id} is not above the target's feet")
     gap = point_polygon_distance(attacker.centre, block.footprint) - attacker.base_radius_mm
-    if ranged and gap <= SHOOTER_OWN_COVER_FINGERS * profile.finger_mm:
+    own_reach = SHOOTER_OWN_COVER_FINGERS * profile.finger_mm
+    # Within a finger of the shooter or not turns on where the camera puts the block's edge and the
+    # shooter's base: a gap within that of the finger says so.
+    own_edge = ranged and near_threshold(gap, own_reach)
+    own_hedge = (f" (a close call: the block is {gap:.1f} mm from the shooter's base, a finger is {own_reach:.0f} mm; "
+                 "measure it on the table)") if own_edge else ""
+    if ranged and gap <= own_reach:
         return CoverBlock(block.id, footprint, block.height_mm, cover_h, "none",
                           f"block {block.id} is within a finger of the shooter ({max(gap, 0):.0f} mm): it gives "
-                          "the target nothing")
+                          "the target nothing" + own_hedge, own_edge)
     return CoverBlock(block.id, footprint, block.height_mm, cover_h, "partial",
                       f"block {block.id} is {cover_h:.0f} mm high against a {target.height_mm:.0f} mm target: "
-                      "partial cover" + hedge, close)
+                      "partial cover" + (hedge or own_hedge), close or own_edge)
 
 
 def reaches(table: Table, unit: Unit, target: Unit, profile: PlayerSpec) -> tuple[bool, list[str]]:
@@ -381,6 +393,33 @@ def _defence_modifiers(s: _Sides, cover: Cover) -> list[Modifier]:
     return dfn
 
 
+def _close_calls(s: _Sides, reach: float | None, back: bool) -> list[str]:
+    """The parts of a verdict, beyond its cover, that a unit's place or heading as a camera reads
+    them may turn (`closecalls`): in view, back attack, in range, a shooter too close."""
+    attacker, target, edge = s.attacker, s.target, s.measure.edge_mm
+    hedge = "; measure it on the table"
+    out = []
+    if near_view_edge(attacker, target.centre, FIELD_OF_VIEW_HALF_DEG):
+        angle = angle_between_deg(attacker.heading_deg, attacker.centre, target.centre)
+        out.append(f"close call: unit {target.id} is {angle:.1f} deg from unit {attacker.id}'s heading, "
+                   f"{view_edge_mm(attacker, target.centre, FIELD_OF_VIEW_HALF_DEG):.1f} mm from the edge of its field "
+                   "of view: in view or not turns on less than a camera tells (a heading to half a degree)" + hedge)
+    # Back attack or not flips when a unit of the target's group that sees nothing of the attacker
+    # might, or when every one that sees it might not.
+    edge_units = [u.id for u in s.theirs if near_view_edge(u, attacker.centre, FIELD_OF_VIEW_HALF_DEG)]
+    seeing = [u.id for u in s.theirs if in_view(u, attacker.centre)]
+    if edge_units and (back or set(seeing) <= set(edge_units)):
+        out.append(f"close call: unit {attacker.id} stands on the edge of the field of view of unit(s) {edge_units}: "
+                   "a back attack or not turns on less than a camera tells" + hedge)
+    if reach is not None and near_threshold(edge, reach + s.profile.finger_mm):
+        out.append(f"close call: {edge:.1f} mm apart against a range of {reach:.0f} mm and a finger of grace "
+                   f"({reach + s.profile.finger_mm:.0f} mm in all): in range or not turns on a millimetre or two" + hedge)
+    if attacker.unit_class == "shooter" and near_threshold(edge, 2 * s.profile.finger_mm):
+        out.append(f"close call: {edge:.1f} mm apart, the shooter's penalty starts at 2 fingers "
+                   f"({2 * s.profile.finger_mm:.0f} mm)" + hedge)
+    return out
+
+
 def _after_effects(s: _Sides, charged: bool, descent: bool, consequences: list[str]) -> dict:
     """What a win costs or triggers beyond the dice: the priest's price, polearms striking first,
     the loser's morale."""
@@ -430,6 +469,7 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
     # Back attack: outside the target's view, and the target's squad sees nothing of the attacker either.
     back = not any(in_view(u, attacker.centre) for u in theirs)
     elevation = attacker.standing_mm > target.standing_mm + ELEVATION_MARGIN_MM
+    close_calls = _close_calls(s, reach, back)
     consequences: list[str] = []
     att = _attack_modifiers(s, back, elevation, charged, suicide, warriors, consequences)
     dfn = _defence_modifiers(s, cover)
@@ -439,10 +479,11 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
         reasons.insert(0, f"unit {attacker.id} can attack unit {target.id}: in range ({m.text}), in view"
                           + (", no full cover" if cover.blocks else ", clear line"))
     reasons.extend(b.why for b in cover.beside)
+    reasons.extend(close_calls)
     if not table.blocks_seen:  # the camera's first seconds: its empty block list is not an open table
         reasons.append("the camera has not seen the blocks yet: cover and heights are judged as if the table "
                        "were bare; ask again in a few seconds")
     return AttackVerdict(attacker.id, target.id, legal, tuple(reasons), m, in_range, seen, back, cover, elevation,
                          ranged, tuple(att), tuple(dfn),
                          odds(sum(x.value for x in att), sum(x.value for x in dfn), attacker_balance, defender_balance),
-                         tuple(consequences), extra)
+                         tuple(consequences), extra, tuple(close_calls))
