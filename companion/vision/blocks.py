@@ -1123,7 +1123,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
     # light table differs by ten times the threshold and would spread a pixel wider.
     top = _top_face(fine, blob, c.table_fine)
     if top is not None:
-        top = _without_a_lit_wall(c, top)
+        top = _without_its_shadow(c, _without_a_lit_wall(c, top))
         start = _rect_mm(top, (x0, y0))
     else:
         half = _half_contrast(diff, blob, level)
@@ -2428,6 +2428,44 @@ def _without_a_lit_wall(c: _Candidate, top: np.ndarray) -> np.ndarray:
     if _hull_fill(part) < HULL_FILLED or not _brick_sized(_rect_mm(part, c.origin)):
         return top
     return part
+
+
+OWN_SHADOW_LEAST_MM2 = 20.0  # `_without_its_shadow`: the least of a top's shade that is cut off it
+OWN_SHADOW_ALIGNED = 0.7  # ... the cosine between its offset from the rest and a lamp's shadows' way
+
+
+def _without_its_shadow(c: _Candidate, top: np.ndarray) -> np.ndarray:
+    """A top face less the brick's own shadow it took in beyond an edge: where the table is as
+    dark as a gray top (a gray brick on gray tiles, the shadow a lamp casts from it past its far
+    end), the top standing out took in the shadow too, and the fit from it was a stud long. Cut
+    off: the part of the top that may be the table in shade (`maybe_shade`, the table's own tint
+    darker: a gray top's is not), where it lies off the rest the way a lamp found casts its
+    shadows, and the rest is a brick's whole top (fills its rectangle). Else the face as it was."""
+    if c.lamplight is None or not c.lamplight.lamps:
+        return top
+    # (opened: single pixels of a gray top pass for shade too)
+    shade = _largest_piece(cv2.morphologyEx(((top > 0) & (c.maybe_shade > 0)).astype(np.uint8), cv2.MORPH_OPEN,
+                                            _STUD_GAP_DISC))
+    if shade is None or np.count_nonzero(shade) * FINE_MM ** 2 < OWN_SHADOW_LEAST_MM2:
+        return top
+    shade = shade > 0
+    rest = _largest_piece((top > 0) & ~shade)
+    if rest is None:
+        return top
+    rest = _small_holes_filled(rest, STUD_HOLE_MM2)
+    if not _fills_its_rectangle(rest) or not _brick_sized(_rect_mm(rest, c.origin)):
+        return top
+    ys, xs = np.nonzero(shade)
+    rys, rxs = np.nonzero(rest)
+    shade_mm = (np.array([xs.mean(), ys.mean()]) + 0.5) * FINE_MM + np.asarray(c.origin)
+    rest_mm = (np.array([rxs.mean(), rys.mean()]) + 0.5) * FINE_MM + np.asarray(c.origin)
+    offset = shade_mm - rest_mm
+    for lamp in c.lamplight.lamps:
+        way = rest_mm - np.asarray(lamp.position_mm[:2], float)  # shadows fall away from the lamp's foot
+        cosine = float(offset @ way) / max(float(np.linalg.norm(offset) * np.linalg.norm(way)), 1e-9)
+        if cosine >= OWN_SHADOW_ALIGNED:
+            return rest
+    return top
 
 
 def _hull_fill(mask: np.ndarray) -> float:

@@ -1824,3 +1824,21 @@ def test_a_brick_under_the_lens_keeps_the_height_its_top_tells_where_the_fit_is_
         near[0].height_mm, near[0].height_confidence)
     low, high = near[0].height_range_mm
     assert low <= height_mm <= high, (low, high)  # (wide there: only the top's size tells the height)
+
+
+def test_a_gray_bricks_own_shadow_past_its_far_end_is_no_part_of_its_top():
+    """A gray 2x4 brick 19.2 mm high on gray tiles (ray-cast bench table 0, walls/towers/touching;
+    here alone on it): one of the two lamps found casts its shadow past the brick's far end, and the
+    top standing out (darker than the tiles) took the shadow in; the fit from it was a 2x5 brick,
+    a stud long, and it gave full cover on a line of attack that passes beside the brick. The part
+    of the top that may be the table in shade, off the rest the way a lamp found casts shadows, is
+    no part of it."""
+    from companion.bench.vision import bench_scene
+
+    table = bench_scene("raycast", 0, "standard", n_walls=1, n_towers=1, n_touching=1)
+    brick = min(table.bricks, key=lambda b: np.hypot(b.x_mm - 611.0, b.y_mm - 300.0))
+    (footprints, height, colour, _), blocks = _alone_found("raycast", replace(table, bricks=(brick,), stacks=(),
+                                                                              walls=()))
+    assert (colour, height, sorted((brick.studs_long, brick.studs_short))) == ("gray", pytest.approx(19.2), [2, 4])
+    assert [b.color for b in blocks] == ["gray"], [(b.color, b.height_mm) for b in blocks]
+    assert blocks[0].studs == (4, 2) and polygon_iou(blocks[0].footprint_mm, footprints[0]) >= 0.9
