@@ -305,23 +305,22 @@ def test_an_attacker_on_the_edge_of_the_targets_view_is_called_close_for_a_back_
     assert any("a back attack or not" in r for r in v.close_calls) is close
 
 
-@pytest.mark.parametrize("edge_mm, in_range, close", [(375.0, True, True), (377.0, False, True), (370.0, True, False),
-                                                      (382.0, False, False)])
-def test_a_target_on_the_edge_of_range_is_called_close(edge_mm, in_range, close):
-    # a shooter reaches 2 hands (356 mm) and the finger of grace (20 mm): 376 mm edge to edge
-    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", edge_mm + 25.0, 0, heading=180.0))
-    v = attack(t, 1, 2)
-    assert v.in_range is in_range and v.close_call is close
-    assert any("in range or not" in r for r in v.close_calls) is close
+_THRESHOLD_HOLDS = {"in range or not": lambda v: v.in_range,
+                    "2 fingers": lambda v: any(m.name == "shooter too close" for m in v.attack_modifiers)}
 
 
-@pytest.mark.parametrize("edge_mm, penalised, close", [(39.0, True, True), (41.0, False, True), (30.0, True, False),
-                                                       (50.0, False, False)])
-def test_a_shooter_two_fingers_off_its_target_is_called_close(edge_mm, penalised, close):
+@pytest.mark.parametrize("edge_mm, phrase, holds, close", [
+    (375.0, "in range or not", True, True), (377.0, "in range or not", False, True),
+    (370.0, "in range or not", True, False), (382.0, "in range or not", False, False),
+    (39.0, "2 fingers", True, True), (41.0, "2 fingers", False, True), (30.0, "2 fingers", True, False),
+    (50.0, "2 fingers", False, False)])
+def test_a_distance_on_a_rules_threshold_is_called_close(edge_mm, phrase, holds, close):
+    """A shooter reaches 2 hands (356 mm) and the finger of grace (20 mm): 376 mm edge to edge; its
+    penalty starts at 2 fingers (40 mm). A millimetre either side is a close call, five are not."""
     t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", edge_mm + 25.0, 0, heading=180.0))
     v = attack(t, 1, 2)
-    assert any(m.name == "shooter too close" for m in v.attack_modifiers) is penalised
-    assert v.close_call is close and any("2 fingers" in r for r in v.close_calls) is close
+    assert _THRESHOLD_HOLDS[phrase](v) is holds
+    assert v.close_call is close and any(phrase in r for r in v.close_calls) is close
 
 
 @pytest.mark.parametrize("gap_mm, kind, close", [(19.0, "none", True), (21.0, "partial", True), (15.0, "none", False),

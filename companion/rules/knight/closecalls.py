@@ -2,10 +2,9 @@
 
 A camera places a unit's base to about a millimetre and reads its heading to about half a degree
 (`companion bench vision`: xy p95 0.3-0.8 mm and heading p95 0.07-0.28 deg on the standard tables,
-0.52 deg on the hard level), so
-a distance within a few millimetre of a rule's threshold, or a unit on the edge of another's field
-of view, may go either way on the table. The verdict still answers; it also says which of its
-parts the players should measure by hand.
+0.52 deg on the hard level), so a distance within a millimetre or two of a rule's threshold, or a
+unit on the edge of another's field of view, may go either way on the table. The verdict still
+answers; it also says which of its parts the players should measure by hand.
 """
 
 from __future__ import annotations
