@@ -261,6 +261,9 @@ def test_blocks_reach_the_map_and_the_verdicts(siege, tmp_path):
     assert verdict["cover"]["full"] and verdict["close_call"]
     assert any("hidden under unit 7" in b["why"] for b in verdict["cover"]["blocks"])
     assert {"text": "close call: measure it", "kind": "info"} in verdict["chips"]
+    # the host screen marks it as the phone does: on the line of attack and on the block it turns on
+    labels = sorted(shape.label for shape in companion.overlay_shapes() if shape.kind in ("line", "polygon"))
+    assert labels == ["B0 full (close call)", "cannot attack (close call)"], labels
 
 
 def test_the_turn_ledger_referees_the_turn_from_the_camera(running):
@@ -392,12 +395,14 @@ def test_the_host_screen_draws_what_a_phone_asks_about(running):
     v = client.get("/api/attack?attacker=6&target=20").get_json()
     shapes = running.companion.overlay_shapes()
     lines = [s for s in shapes if s.kind == "line"]
-    assert len(lines) == 1 and lines[0].label == ("can attack" if v["legal"] else "cannot attack")
+    assert len(lines) == 1 and lines[0].label == ("can attack" if v["legal"] else "cannot attack") + (
+        " (close call)" if v["close_call"] else "")
     state = client.get("/api/state").get_json()
     centre = {u["id"]: (u["x_mm"], u["y_mm"]) for u in state["units"]}
     assert np.allclose(lines[0].points_mm, [centre[6], centre[20]], atol=0.2)
     drawn_blocks = sorted(s.label for s in shapes if s.kind == "polygon")
-    assert drawn_blocks == sorted(f"B{b['id']} {b['kind']}" for b in v["cover"]["blocks"])
+    assert drawn_blocks == sorted(f"B{b['id']} {b['kind']}" + (" (close call)" if b["close_call"] else "")
+                                  for b in v["cover"]["blocks"])
     assert any(s.kind == "circle" and "range" in s.label for s in shapes)  # the shooter's range
     # drawn over the camera image: the frame with the overlay differs along the line of attack
     frame = np.full((1080, 1920, 3), 128, np.uint8)

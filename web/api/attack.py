@@ -35,15 +35,20 @@ def get_attack():
     return jsonify(verdict_json(verdict, target))
 
 
+CLOSE_MARK = " (close call)"  # on the host screen, as the phone's chip says it
+
+
 def attack_shapes(view: RulesView, v: AttackVerdict, player: str | None) -> list[Shape]:
     """The verdict on the table, for the host screen: the line of attack (green: can attack), the
-    blocks crossing it coloured by what they give (red full, amber partial, grey nothing), the range."""
+    blocks crossing it coloured by what they give (red full, amber partial, grey nothing), the range;
+    a close call marked on the line and on each block it turns on."""
     a, t = view.table.unit(v.attacker), view.table.unit(v.target)
     shapes = [Shape("line", (a.centre, t.centre), GOOD_BGR if v.legal else BAD_BGR,
-                    label="can attack" if v.legal else "cannot attack")]
+                    label=("can attack" if v.legal else "cannot attack") + (CLOSE_MARK if v.close_call else ""))]
     colours = {"full": FULL_BGR, "partial": PARTIAL_BGR, "none": NOTHING_BGR}
-    shapes += [Shape("polygon", tuple(b.footprint_mm), colours[b.kind], label=f"B{b.id} {b.kind}",
-                     height_mm=b.height_mm) for b in v.cover.blocks]
+    shapes += [Shape("polygon", tuple(b.footprint_mm), colours[b.kind],
+                     label=f"B{b.id} {b.kind}" + (CLOSE_MARK if b.close_call else ""), height_mm=b.height_mm)
+               for b in v.cover.blocks]
     return shapes + range_shapes(view, a, player)
 
 
