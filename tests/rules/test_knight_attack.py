@@ -335,3 +335,26 @@ def test_a_block_a_finger_from_the_shooter_is_called_close(gap_mm, kind, close):
     assert cover.kind == kind and cover.close_call is close
     assert ("a finger is 20 mm" in cover.why) is close
     assert attack(t, 1, 2).close_call is close
+
+
+@pytest.mark.parametrize("attacker_mm, target_mm, above, close", [
+    (20.0, 18.0, True, True), (18.0, 18.5, False, True), (25.0, 18.0, True, False), (0.0, 0.0, False, False),
+    (3.2, 0.0, True, True), (28.8, 0.0, True, False)])
+def test_attacking_from_above_within_a_plate_of_the_margin_is_called_close(attacker_mm, target_mm, above, close):
+    """A level above the table is a marker's height less a ruler's: two units on blocks of one
+    height read a millimetre or two apart, and either may seem the higher by the 1 mm margin."""
+    t = table(unit(1, "red", 0, 0, cls="shooter", standing=attacker_mm), unit(2, "blue", 200, 0, heading=180.0,
+                                                                               standing=target_mm))
+    v = attack(t, 1, 2)
+    assert v.elevation is above
+    assert v.close_call is close and any("from above" in r for r in v.close_calls) is close
+
+
+@pytest.mark.parametrize("target_mm, legal, close", [(41.0, False, True), (39.0, True, True), (50.0, False, False),
+                                                     (30.0, True, False)])
+def test_a_target_a_plate_from_a_melee_attackers_reach_is_called_close(target_mm, legal, close):
+    # a berserker 40 mm tall on the table reaches 40 mm up; range 2 fingers (40 mm): 30 mm apart
+    t = table(unit(1, "red", 0, 0), unit(2, "blue", 55, 0, heading=180.0, standing=target_mm))
+    v = attack(t, 1, 2)
+    assert v.legal is legal
+    assert any("a melee attack or none" in r for r in v.close_calls) is close

@@ -394,8 +394,9 @@ def _defence_modifiers(s: _Sides, cover: Cover) -> list[Modifier]:
 
 
 def _close_calls(s: _Sides, reach: float | None, back: bool) -> list[str]:
-    """The parts of a verdict, beyond its cover, that a unit's place or heading as a camera reads
-    them may turn (`closecalls`): in view, back attack, in range, a shooter too close."""
+    """The parts of a verdict, beyond its cover, that a unit's place, heading or level as a camera
+    reads them may turn (`closecalls`): in view, back attack, in range, a shooter too close, from
+    above, within a melee attacker's reach."""
     attacker, target, edge = s.attacker, s.target, s.measure.edge_mm
     hedge = "; measure it on the table"
     out = []
@@ -417,6 +418,18 @@ def _close_calls(s: _Sides, reach: float | None, back: bool) -> list[str]:
     if attacker.unit_class == "shooter" and near_threshold(edge, 2 * s.profile.finger_mm):
         out.append(f"close call: {edge:.1f} mm apart, the shooter's penalty starts at 2 fingers "
                    f"({2 * s.profile.finger_mm:.0f} mm)" + hedge)
+    # A level above the table is a marker's height less a ruler's (or a block's, read to a plate):
+    # two units standing on blocks within a plate of the elevation margin, or a target within a
+    # plate of a melee attacker's reach, may be either side of it.
+    levels = f"unit {attacker.id} stands at {attacker.standing_mm:.1f} mm, unit {target.id} at {target.standing_mm:.1f} mm"
+    if (max(attacker.standing_mm, target.standing_mm) > 0
+            and abs(attacker.standing_mm - target.standing_mm - ELEVATION_MARGIN_MM) <= CLOSE_CALL_MM):
+        out.append(f"close call: {levels}: attacking from above (+1) or not turns on a camera's heights and a "
+                   f"ruler's, each to a plate ({CLOSE_CALL_MM} mm)" + hedge)
+    reach_top = attacker.standing_mm + attacker.height_mm
+    if not s.ranged and target.standing_mm > 0 and abs(target.standing_mm - reach_top) <= CLOSE_CALL_MM:
+        out.append(f"close call: {levels}, unit {attacker.id} reaches {reach_top:.1f} mm: a melee attack or none "
+                   f"turns on a plate ({CLOSE_CALL_MM} mm)" + hedge)
     return out
 
 
