@@ -358,3 +358,17 @@ def test_a_target_a_plate_from_a_melee_attackers_reach_is_called_close(target_mm
     v = attack(t, 1, 2)
     assert v.legal is legal
     assert any("a melee attack or none" in r for r in v.close_calls) is close
+
+
+@pytest.mark.parametrize("standing, height, kind, close", [
+    (19.2, 21.2, "partial", True), (19.2, 17.2, "none", True), (19.2, 29.2, "partial", False),
+    (19.2, 9.2, "none", False), (0.0, 3.2, "partial", False)])
+def test_a_block_within_a_plate_of_a_standing_targets_feet_is_called_close(standing, height, kind, close):
+    """A target on a block stands at its marker's height less a ruler's: a block on the line whose
+    top is a plate or less from the target's feet gives partial cover or none on that plate. A
+    target on the table stands at 0, and a plate on the line covers it."""
+    t = table(unit(1, "red", 0, 0, cls="shooter"), unit(2, "blue", 300, 0, heading=180.0, standing=standing),
+              blocks=[block(7, 140, -30, 160, 30, height)])
+    (cover,) = line_cover(t, t.unit(1), t.unit(2), RED).blocks
+    assert cover.kind == kind and cover.close_call is close
+    assert ("from the feet of the target" in cover.why) is close

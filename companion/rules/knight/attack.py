@@ -202,7 +202,10 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
     # A block a standing unit hides whole: the camera knows its height from the unit's marker,
     # but its extent is the most the unit hides, a guess.
     hidden = block.hidden_under is not None
-    close = near or spans or grazed or hidden
+    # A target standing on a block is at its marker's height less a ruler's: a block on the line
+    # whose top is within a plate of the target's feet gives partial cover or none on that plate.
+    at_feet = target.standing_mm > 0 and abs(cover_h) <= CLOSE_CALL_MM
+    close = near or spans or grazed or hidden or at_feet
     if hidden:
         hedge = (f" (a close call: it lies hidden under unit {block.hidden_under}, and the camera only guesses how far "
                  "it reaches; look under that unit)")
@@ -215,6 +218,10 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
     elif grazed:
         hedge = (f" (a close call: the line of attack crosses only {depth_mm:.1f} mm into it, and a camera places an "
                  "edge to a millimetre or two; measure it on the table)")
+    elif at_feet:
+        hedge = (f" (a close call: its top is {cover_h:+.1f} mm from the feet of the target, which stands "
+                 f"{target.standing_mm:.1f} mm up: a camera's heights and a ruler's tell that to a plate; measure it "
+                 "on the table)")
     else:
         hedge = ""
     if cover_h >= target.height_mm:
@@ -223,7 +230,7 @@ def _classify(block: Block, attacker: Unit, target: Unit, profile: PlayerSpec, r
                           f"{target.height_mm:.0f} mm tall: full cover" + hedge, close)
     if cover_h <= 0:
         return CoverBlock(block.id, footprint, block.height_mm, cover_h, "none",
-                          f"block {block.id} is not above the target's feet")
+                          f"block {block.id} is not above the target's feet" + hedge, close)
     gap = point_polygon_distance(attacker.centre, block.footprint) - attacker.base_radius_mm
     own_reach = SHOOTER_OWN_COVER_FINGERS * profile.finger_mm
     # Within a finger of the shooter or not turns on where the camera puts the block's edge and the
