@@ -2455,10 +2455,7 @@ def _without_its_shadow(c: _Candidate, top: np.ndarray) -> np.ndarray:
     rest = _small_holes_filled(rest, STUD_HOLE_MM2)
     if not _fills_its_rectangle(rest) or not _brick_sized(_rect_mm(rest, c.origin)):
         return top
-    ys, xs = np.nonzero(shade)
-    rys, rxs = np.nonzero(rest)
-    shade_mm = (np.array([xs.mean(), ys.mean()]) + 0.5) * FINE_MM + np.asarray(c.origin)
-    rest_mm = (np.array([rxs.mean(), rys.mean()]) + 0.5) * FINE_MM + np.asarray(c.origin)
+    shade_mm, rest_mm = (_pixels_mm(*np.nonzero(mask)[::-1], c.origin).mean(axis=0) for mask in (shade, rest))
     offset = shade_mm - rest_mm
     for lamp in c.lamplight.lamps:
         way = rest_mm - np.asarray(lamp.position_mm[:2], float)  # shadows fall away from the lamp's foot

@@ -646,8 +646,7 @@ def _near_any(det: MarkerDetections, marker_id: int, quad_px: np.ndarray, within
     rows = det.ids == marker_id
     if not rows.any():
         return False  # (most searches find what is not known yet: no centre needed)
-    centre_px = quad_px.mean(axis=0)
-    return bool((np.linalg.norm(det.corners_px[rows].mean(axis=1) - centre_px, axis=1) < within_px).any())
+    return bool((np.linalg.norm(det.corners_px[rows].mean(axis=1) - _centre(quad_px), axis=1) < within_px).any())
 
 
 def _dedupe(det: MarkerDetections) -> MarkerDetections:

@@ -400,10 +400,11 @@ def _defence_modifiers(s: _Sides, cover: Cover) -> list[Modifier]:
     return dfn
 
 
-def _close_calls(s: _Sides, reach: float | None, back: bool) -> list[str]:
+def _close_calls(s: _Sides, reach: float | None, seeing: list[int]) -> list[str]:
     """The parts of a verdict, beyond its cover, that a unit's place, heading or level as a camera
     reads them may turn (`closecalls`): in view, back attack, in range, a shooter too close, from
-    above, within a melee attacker's reach."""
+    above, within a melee attacker's reach. `seeing`: the units of the target's group that see the
+    attacker (none: a back attack)."""
     attacker, target, edge = s.attacker, s.target, s.measure.edge_mm
     hedge = "; measure it on the table"
     out = []
@@ -415,8 +416,7 @@ def _close_calls(s: _Sides, reach: float | None, back: bool) -> list[str]:
     # Back attack or not flips when a unit of the target's group that sees nothing of the attacker
     # might, or when every one that sees it might not.
     edge_units = [u.id for u in s.theirs if near_view_edge(u, attacker.centre, FIELD_OF_VIEW_HALF_DEG)]
-    seeing = [u.id for u in s.theirs if in_view(u, attacker.centre)]
-    if edge_units and (back or set(seeing) <= set(edge_units)):
+    if edge_units and set(seeing) <= set(edge_units):  # (none seeing: a back attack)
         out.append(f"close call: unit {attacker.id} stands on the edge of the field of view of unit(s) {edge_units}: "
                    "a back attack or not turns on less than a camera tells" + hedge)
     if reach is not None and near_threshold(edge, reach + s.profile.finger_mm):
@@ -487,9 +487,10 @@ def attack(table: Table, attacker_id: int, target_id: int, player: str | None = 
         legal = False
         reasons.append(f"unit {attacker.id} is an oblivion priest: it attacks only from within a squad")
     # Back attack: outside the target's view, and the target's squad sees nothing of the attacker either.
-    back = not any(in_view(u, attacker.centre) for u in theirs)
+    seeing = [u.id for u in theirs if in_view(u, attacker.centre)]
+    back = not seeing
     elevation = attacker.standing_mm > target.standing_mm + ELEVATION_MARGIN_MM
-    close_calls = _close_calls(s, reach, back)
+    close_calls = _close_calls(s, reach, seeing)
     consequences: list[str] = []
     att = _attack_modifiers(s, back, elevation, charged, suicide, warriors, consequences)
     dfn = _defence_modifiers(s, cover)
