@@ -1842,3 +1842,25 @@ def test_a_gray_bricks_own_shadow_past_its_far_end_is_no_part_of_its_top():
     assert (colour, height, sorted((brick.studs_long, brick.studs_short))) == ("gray", pytest.approx(19.2), [2, 4])
     assert [b.color for b in blocks] == ["gray"], [(b.color, b.height_mm) for b in blocks]
     assert blocks[0].studs == (4, 2) and polygon_iou(blocks[0].footprint_mm, footprints[0]) >= 0.9
+
+
+def test_touching_bricks_under_the_lens_are_as_tall_as_their_shadows_say():
+    """An orange 2x2 brick 28.8 mm high touching a green 1x2 one 9.6 mm high near the camera's
+    foot (ray-cast bench table 10, walls/towers/touching; here alone on it): their walls do not
+    show, and the colour map tells a height only by what each hides of the other; the orange was
+    read 6.4 mm high (its height range 3.2-19.2 mm), and on the whole table its long shadow was a
+    gray plate that gave partial cover. The shadows the two cast together under the lamps found
+    rule the low heights out."""
+    from companion.bench.vision import bench_scene
+
+    table = bench_scene("raycast", 10, "standard", n_walls=1, n_towers=1, n_touching=1)
+    pair = tuple(b for b in table.bricks if np.hypot(b.x_mm - 469.0, b.y_mm - 396.0) < 12)
+    assert sorted((b.color, round(b.top_mm, 1)) for b in pair) == [("green", 9.6), ("orange", 28.8)]
+    scene = replace(table, bricks=pair, stacks=(), walls=())
+    found = [b for b in Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+             if np.hypot(*(b.footprint_mm.mean(axis=0) - [469.0, 396.0])) < 60]
+    assert sorted(b.color for b in found) == ["green", "orange"], [(b.color, b.height_mm) for b in found]
+    orange = next(b for b in found if b.color == "orange")
+    assert abs(orange.height_mm - 28.8) <= 3.2, orange.height_mm
+    low, high = orange.height_range_mm
+    assert low <= 28.8 <= high, (low, high)
