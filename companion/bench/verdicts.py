@@ -87,6 +87,10 @@ class VerdictScore:
     cover_right_flagged: int = 0  # pairs whose cover is right though the seen verdict called it close
     wrong_flagged: int = 0  # pairs wrong in any field that the seen verdict called a close call
     right_flagged: int = 0  # pairs right in every field that it called a close call all the same
+    # wrong where the attack may be made (legal in truth), and of those wrong without a word: the
+    # verdicts a player acts on (the rest differ only in what an attack that cannot be made meets)
+    wrong_on_legal: int = 0
+    silent_on_legal: int = 0
     disagreements: list[Disagreement] = field(default_factory=list)
 
     def add_table(self, index: int, scene: Scene, setup: Setup, seen: TableState, truth: TableState) -> None:
@@ -119,6 +123,8 @@ class VerdictScore:
                     self.right_flagged += flagged
                     continue
                 self.wrong_flagged += flagged
+                self.wrong_on_legal += bool(want["legal"])
+                self.silent_on_legal += not flagged and bool(want["legal"])
                 right = False
                 self.disagreements.append(Disagreement(index, a.id, t.id, wrong,
                                                        cause(seen_table, truth_table, a.id, t.id)))
@@ -144,6 +150,8 @@ class VerdictScore:
                 # a silent one does not
                 "wrong_called_close": self.wrong_flagged,
                 "wrong_silent": self.pairs - self.all_fields - self.wrong_flagged,
+                "wrong_on_legal": self.wrong_on_legal,
+                "wrong_silent_on_legal": self.silent_on_legal,
                 "right_called_close": self.right_flagged,
                 "worst": [d.to_json() for d in sorted(self.disagreements, key=lambda d: -len(d.fields))[:8]]}
 
@@ -241,8 +249,9 @@ def format_table(result: dict) -> str:
                  f"tables_all_right >= {TARGETS['tables_all_right']}")
     for m in result["methods"]:
         lines.append(f"{m['method']}: {m['pairs'] - round((m['all_fields'] or 0) * m['pairs'])} of {m['pairs']} pairs "
-                     f"differ; causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
+                     f"differ ({m['wrong_on_legal']} on an attack that may be made); causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
                      + f"; called a close call {m['wrong_called_close']} of them, silent {m['wrong_silent']}"
+                     + f" ({m['wrong_silent_on_legal']} on an attack that may be made)"
                      + f"; right but called a close call {m['right_called_close']}"
                      + f" (cover wrong on {m['cover_wrong']}, {m['cover_wrong_called_close']} of them called close)")
     clipped, fine = result["by_paper"]["clipped"], result["by_paper"]["not_clipped"]

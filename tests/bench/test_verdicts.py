@@ -11,6 +11,8 @@ from dataclasses import replace
 import pytest
 
 from companion.bench.verdicts import FIELDS, VerdictScore, truth_state
+from companion.rules.knight.attack import attack
+from companion.rules.table import Table
 from companion.state import BlockState
 from companion.synth.scene import random_scene
 
@@ -92,6 +94,35 @@ def test_a_wrong_verdict_called_a_close_call_is_counted_apart_from_a_silent_one(
     score.add_table(0, scene, setup, replace(over, blocks=()), over)
     summary = score.summary()
     assert summary["wrong_silent"] > 0 and summary["wrong_called_close"] == 0
+    assert summary["wrong_silent_on_legal"] == 0  # (no attack there may be made in truth)
+
+
+def test_a_silent_verdict_on_an_attack_that_may_be_made_is_counted_apart(scene):
+    """Of the wrong verdicts said without a word, those on attacks that may be made (legal in
+    truth) are the ones a player acts on: a block half the target's height across the line of the
+    one pair on the table in range and in view, missed by the camera."""
+    setup = scene.setup()
+    truth = truth_state(scene)
+    table = Table.from_state(truth, setup)
+    legal = [(a.id, t.id) for a in table.units for t in table.units
+             if a.player != t.player and attack(table, a.id, t.id).legal]
+    attacker, target = legal[0]
+    (ax, ay), (tx, ty) = table.unit(attacker).centre, table.unit(target).centre
+    mx, my = (ax + tx) / 2, (ay + ty) / 2
+    square = ((mx - 4, my - 4), (mx + 4, my - 4), (mx + 4, my + 4), (mx - 4, my + 4))
+    low = BlockState(square, setup.mini(target).height_mm / 2, "red", id=99)
+    with_block = replace(truth, blocks=truth.blocks + (low,))
+    as_is = Table.from_state(with_block, setup)
+    verdict = attack(as_is, attacker, target)
+    assert verdict.legal and verdict.cover.partial > 0
+    score = VerdictScore("missed")
+    score.add_table(0, scene, setup, truth, with_block)
+    summary = score.summary()
+    seen = Table.from_state(truth, setup)
+    silent = [(d.attacker, d.target) for d in score.disagreements if not attack(seen, d.attacker, d.target).close_call]
+    assert (attacker, target) in silent and summary["wrong_silent"] == len(silent)
+    assert summary["wrong_silent_on_legal"] == sum(attack(as_is, a, t).legal for a, t in silent) >= 1
+    assert summary["wrong_on_legal"] == sum(attack(as_is, d.attacker, d.target).legal for d in score.disagreements)
 
 
 @pytest.mark.slow
