@@ -249,7 +249,8 @@ def format_table(result: dict) -> str:
                  f"tables_all_right >= {TARGETS['tables_all_right']}")
     for m in result["methods"]:
         lines.append(f"{m['method']}: {m['pairs'] - round((m['all_fields'] or 0) * m['pairs'])} of {m['pairs']} pairs "
-                     f"differ ({m['wrong_on_legal']} on an attack that may be made); causes: " + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
+                     f"differ ({m['wrong_on_legal']} on an attack that may be made); causes: "
+                     + (", ".join(f"{k} {v}" for k, v in m["causes"].items()) or "none")
                      + f"; called a close call {m['wrong_called_close']} of them, silent {m['wrong_silent']}"
                      + f" ({m['wrong_silent_on_legal']} on an attack that may be made)"
                      + f"; right but called a close call {m['right_called_close']}"

@@ -741,7 +741,8 @@ class _Candidate:
 
 def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBlock], float, float]:
     """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
-    together on the colour map (`touching.fit_touching`: each hides part of its neighbours), the
+    together on the colour map (`touching.fit_touching`: each hides part of its neighbours) and
+    raised where their shadows say they are taller (`_raised_by_their_shadows`), the
     share of the map's points that fit predicts right, and the share the bricks as reported
     predict right (a brick's walls may have moved it; a part that is no brick predicts nothing).
     Empty unless two parts or more are bricks that explain their own colours."""
@@ -2648,9 +2649,9 @@ def _raised_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFi
     plate. Never lowered: a shadow missing where the lamps found would cast one may be a lamp
     misplaced, or parts that are no bricks (on a path-traced table two 9.6 mm bricks "cast none"
     and were lowered to 3.2 and 6.4 mm; on a ray-cast one a green wall's outline split by colour,
-    its parts lowered, passed for a 10 x 8 brick). A part whose top may be the table in shade (`_top_may_be_shade`) may be one of
-    their shadows: it is table here, and left out after if their shadows cover it
-    (`_without_their_shadows`)."""
+    its parts lowered, passed for a 10 x 8 brick). A part whose top may be the table in shade
+    (`_top_may_be_shade`) may be one of their shadows: it is table here, and left out after if
+    their shadows cover it (`_without_their_shadows`)."""
     if c.lamplight is None or not c.lamplight.deep:
         return parts
     table = np.median(c.table_fine[c.blob > 0], axis=0)
@@ -2720,7 +2721,8 @@ def _shadow_height_cost(c: _Candidate, tops: list[TableRect], heights: list[floa
     if not scored.any():
         return None
     observed = c.darkness[scored]
-    # One lamp's shadows of several boxes are one shadow where they overlap: drawn together.
+    # One lamp's shadows of several boxes are one shadow where they overlap: drawn together (and
+    # blurred with the penumbra of the height tried).
     theirs = [np.zeros(c.blob.shape, np.uint8) for _ in lamps]
     for lamp, cast in zip(lamps, theirs):
         for footprint, _, h in others:
