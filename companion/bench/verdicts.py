@@ -123,8 +123,9 @@ class VerdictScore:
                     self.right_flagged += flagged
                     continue
                 self.wrong_flagged += flagged
-                self.wrong_on_legal += bool(want["legal"])
-                self.silent_on_legal += not flagged and bool(want["legal"])
+                legal = bool(want["legal"])
+                self.wrong_on_legal += legal
+                self.silent_on_legal += legal and not flagged
                 right = False
                 self.disagreements.append(Disagreement(index, a.id, t.id, wrong,
                                                        cause(seen_table, truth_table, a.id, t.id)))

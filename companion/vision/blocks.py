@@ -640,8 +640,8 @@ FINER_TOPS_LIGHT = 0.35
 def _each_a_brick_of_its_own(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
     """Whether none of the bricks a split gave is another's wall in shade (`_a_wall_of_another`)
     or has a top that may be the table in shade (a brick's shadow split off as a dark part)."""
-    table = np.median(c.table_fine[c.blob > 0], axis=0)
-    return not (_a_wall_of_another(c, bricks) or any(_top_may_be_shade(c.lamplight, b.top_bgr, table) for b in bricks))
+    return not (_a_wall_of_another(c, bricks)
+                or any(_top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in bricks))
 
 
 def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
@@ -702,6 +702,12 @@ class _Candidate:
         shade: `_tinted_as_the_shade`; uint8)."""
         smooth = cv2.GaussianBlur(self.fine, (0, 0), 1.0)
         return (could_be_shade(smooth, self.table_fine) | _tinted_as_the_shade(self.lamplight, smooth, self.table_fine)).astype(np.uint8)
+
+    @cached_property
+    def table_colour(self) -> np.ndarray:
+        """The table's colour under the whole cut-out (median BGR): what a part's top is told from
+        when it may be the table in shade (`_top_may_be_shade`)."""
+        return np.median(self.table_fine[self.blob > 0], axis=0)
 
     @cached_property
     def darkness(self) -> np.ndarray:
@@ -2654,9 +2660,8 @@ def _raised_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFi
     their shadows cover it (`_without_their_shadows`)."""
     if c.lamplight is None or not c.lamplight.deep:
         return parts
-    table = np.median(c.table_fine[c.blob > 0], axis=0)
     lit = [i for i, (_, fit) in parts.items()
-           if not _top_may_be_shade(c.lamplight, _top_colour(c.image, c.view, fit.top), table)]
+           if not _top_may_be_shade(c.lamplight, _top_colour(c.image, c.view, fit.top), c.table_colour)]
     out = dict(parts)
     for i in lit:
         p, fit = out[i]
@@ -2755,8 +2760,7 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
     shadows the lit parts cast (on a gray mat a brick's shadow is a gray or black "plate")."""
     if c.lamplight is None:
         return parts
-    table = np.median(c.table_fine[c.blob > 0], axis=0)
-    shade_like = [_top_may_be_shade(c.lamplight, b.top_bgr, table) for b in parts]
+    shade_like = [_top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in parts]
     lit = [(TableRect.from_quad(b.footprint_mm), b.height_mm) for b, dark in zip(parts, shade_like) if not dark]
     if not lit or all(not dark for dark in shade_like):
         return parts
