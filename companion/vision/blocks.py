@@ -93,6 +93,7 @@ RECTANGLE_FILLED = 0.85  # ... to this share of its least rectangle (`_fills_its
 OTHER_HUE_MM2 = 12.0  # `_another_hue`: a stud and a half of another colour
 TABLE_LIT_TINT = 0.05  # `_table_lit`: a face this near the table's tint, and lighter, may be the table
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
+STUD_NOTCH_MM = 3.5  # ... and a notch in its edge this wide (`_top_face`: a 1-wide brick's studs reach its edges)
 SHADOW_OVER_BLACK = 2.0  # `_black_bricks_shadow`: a shadow beside black plastic has this many times its light
 BLACK_BESIDE_LEAST = 0.3  # ... over this share of the least brick's top
 HUED_TABLE = 0.6  # `_hue_of` a table whose shade `shaded` tells from black plastic beside it (felt, wood: 1.2-1.3)
@@ -117,6 +118,7 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
+_STUD_NOTCH_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (int(STUD_NOTCH_MM / FINE_MM),) * 2)
 _PART_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))  # 3.5 mm
 _STUD_GAP_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))  # 2.5 mm: a stud's shaded rim, a glint
 STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
@@ -2391,10 +2393,16 @@ def _top_face(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = Non
     # narrow brick's top is less than its walls and its shadow (a 1x4 brick 28.8 mm high under a
     # lamp: a quarter of its outline): whole when it fills its rectangle, asked for one brick's
     # outline (`table` given), and no other hue than the top's and the table's is in the outline
-    # (touching bricks, a tower's courses: one top among them is no start for them all).
+    # (touching bricks, a tower's courses: one top among them is no start for them all). On a
+    # 1-wide brick the studs reach to within 1.5 mm of the top's edges, and their shaded sides
+    # notch the edge instead of holing the face: the face fills its rectangle with the notches
+    # closed (a path-traced green 1x6 brick 28.8 mm high, its glared top notched five times down
+    # one side, filled 0.82 of it and was lost).
     share = np.count_nonzero(top) / max(np.count_nonzero(blob), 1)
-    if share < TOP_SHARE_LEAST and not (table is not None and share >= TOP_SHARE_RECTANGLE
-                                        and _fills_its_rectangle(top) and not _another_hue(smooth, blob, top, table)):
+    if share < TOP_SHARE_LEAST and not (
+            table is not None and share >= TOP_SHARE_RECTANGLE
+            and _fills_its_rectangle(cv2.morphologyEx(top, cv2.MORPH_CLOSE, _STUD_NOTCH_DISC))
+            and not _another_hue(smooth, blob, top, table)):
         return None
     return top
 

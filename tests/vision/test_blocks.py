@@ -4,6 +4,7 @@ the live tracker's watch, and the pieces they stand on (table view, colour names
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -15,8 +16,8 @@ from companion.setup_file import setup_to_toml
 from companion.state import BLOCKS_NOT_SEEN, MiniState, TableState
 from companion.synth.render import Renderer, linear_to_srgb as encode  # a webcam's sRGB curve, clipping at 1
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
-from companion.vision.blocks import (FINER_APART, STUD_HOLE_MM2, BlockFinder, _arms, _faint_candidates, _small_holes_filled,
-                                     _BRICK_DISC, _filled_pieces, colour_distance, colour_parts, stud_gaps_closed,
+from companion.vision.blocks import (FINE_MM, FINER_APART, STUD_HOLE_MM2, BlockFinder, _arms, _faint_candidates,
+                                     _small_holes_filled, _top_face, _BRICK_DISC, _filled_pieces, colour_distance, colour_parts, stud_gaps_closed,
                                      to_block_states, union_outline)
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.brickfit import TableRect
@@ -211,6 +212,22 @@ def test_a_wall_top_with_a_row_of_stud_shadows_gives_arms_of_its_whole_width():
     yard[16:64, 16:64] = 0  # 24 x 24 mm inside a ring
     yard[0:6, 30:40] = 0  # a notch in its edge is no hole either
     assert (_small_holes_filled(yard, STUD_HOLE_MM2) == yard).all()
+
+
+def test_a_narrow_top_notched_by_its_studs_starts_the_fit():
+    """A 1-wide brick's studs reach its top's edges, so their shaded sides notch the lit face
+    instead of holing it. The cut-out of a path-traced green 1x6 brick 28.8 mm high (its top glared
+    nearly white, its wall and shadow three times the top's area; cut-out, its outline and the
+    local table side by side): the notched top filled 0.82 of its rectangle, no top was taken and
+    the brick was lost. Its top is the start, a 1x6 brick's."""
+    both = cv2.imread(str(Path(__file__).with_name("frames") / "pbr_narrow_glared_top.png"), cv2.IMREAD_COLOR)
+    fine, outline, table = np.split(both, 3, axis=1)
+    top = _top_face(fine, (outline[..., 0] > 127).astype(np.uint8), table)
+    assert top is not None
+    ys, xs = np.nonzero(top)
+    (_, _), sides_px, _ = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
+    long_mm, short_mm = sorted(np.array(sides_px) * FINE_MM)[::-1]
+    assert long_mm == pytest.approx(47.8, abs=2.5) and short_mm == pytest.approx(7.8, abs=1.5)
 
 
 def test_a_ring_outline_keeps_its_yard_out_and_arms_take_their_corner():
@@ -1090,8 +1107,6 @@ def test_a_faint_candidate_is_a_brick_set_apart_from_the_mat_not_a_patch_of_its_
     it: a gray patch of a camouflage mat between green ones (table 10, at (1071, 179) mm), where
     the local table blurs the two, differs as faintly and was a false white brick. The coarse
     view (2 mm a pixel) and its local table are cut from those frames, side by side."""
-    from pathlib import Path
-
     both = cv2.imread(str(Path(__file__).with_name("frames") / f"{name}.png"), cv2.IMREAD_COLOR)
     closed, table = both[:, :80], both[:, 80:]
     clear = np.ones(closed.shape[:2], np.uint8)
