@@ -1160,6 +1160,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
     # tried again among a tower's heights: a tower's many-coloured walls can lead the low
     # range astray, and most blocks are low (the tall range for all would double the time).
     best: tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None = None
+    best_as_fitted: BoxFit | None = None  # the best's box before its shadows moved its height
     # Near the camera's foot the outline of a plate and of five bricks differ by less than an
     # edge's blur: the walls are under a pixel and only the top's size tells a height, which the
     # camera biases (its blur in linear light before its gamma, a clipped top's bloom: a fraction
@@ -1170,6 +1171,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
         fit = _fit_box(c, start, top is not None, heights=heights, to_the_end=looked_down_on and low)
         if fit is None:
             continue
+        as_fitted = fit
         shadowed = _with_its_shadows(c, fit)
         past_the_range = shadowed.height_mm >= max(HEIGHTS_MM)
         if looked_down_on and low and (past_the_range or shadowed.height_confidence < UNSEEN_CONFIDENCE):
@@ -1199,7 +1201,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
             # white 2x2 "tower" 118.4 mm high, confidence 0.52; true towers 0.78-1.0).
             continue
         if best is None or iou > best[0] or (heights is ALL_HEIGHTS_MM and iou >= MIN_SILHOUETTE_FIT):
-            best = (iou, fit, footprint, studs)
+            best, best_as_fitted = (iou, fit, footprint, studs), as_fitted
         if iou >= MIN_SILHOUETTE_FIT and fit.height_mm < TALL_FROM_MM:
             break  # a tower's wall can pass for a shorter box's: a tall answer is asked again
     if best is None or best[0] < MIN_SILHOUETTE_FIT:
@@ -1217,6 +1219,15 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
             return None
         iou, fit, footprint, studs = pinned
         seen = _top_seen(c, fit)
+    if seen is None and fit.height_mm < best_as_fitted.height_mm:
+        # Its shadows took it lower than its walls did, and its top taken again from the
+        # silhouette at that height took in what the taller fit had for wall and is no one colour
+        # (path traced, a gray 1x4 brick 28.8 mm high, no top standing out, its silhouette widened
+        # by the shadow beside its near wall: fitted 38.4 mm high and a brick wide, 28.8 by its
+        # shadows and 13 mm wide, and lost): the top where the fit placed it, at the shadows' height.
+        pinned = scored(_box_at(c.view, best_as_fitted, fit.height_mm, fit.height_cost, top_pinned=True))
+        if pinned is not None and pinned[0] >= MIN_SILHOUETTE_FIT and (seen := _top_seen(c, pinned[1])) is not None:
+            iou, fit, footprint, studs = pinned
     if seen is None:
         return None
     top_bgr, colour, colour_conf, reading = seen

@@ -1822,6 +1822,26 @@ def test_a_clipped_white_brick_under_the_lens_path_traced_is_no_tower():
     assert low <= brick.height_mm <= high, (low, high)  # where its top may be, for the verdicts
 
 
+@pytest.mark.slow
+def test_a_tall_narrow_brick_lowered_by_its_shadows_keeps_the_top_its_fit_saw():
+    """Path traced (the bench's hard table 8), a gray 1x4 brick 28.8 mm high shows no top that
+    stands out, and the shadow beside its near wall widens its silhouette: fitted 38.4 mm high and
+    a brick wide, its shadows say 28.8, and its top taken again from the silhouette at that height
+    was 13 mm wide, no one colour, and the brick was lost. The top where the fit saw it, at the
+    shadows' height, is the brick. Needs the '.[pbr]' extra."""
+    pytest.importorskip("companion.synth.pbr")
+    pytest.importorskip("mitsuba")
+    from companion.synth.worlds import Camera, bench_scene
+
+    scene = bench_scene("pbr", 8, "hard")
+    brick = min(scene.bricks, key=lambda b: np.hypot(b.x_mm - 281.7, b.y_mm - 687.2))
+    assert (brick.color, brick.studs_long * brick.studs_short, round(brick.height_mm, 1)) == ("gray", 4, 28.8)
+    blocks = Locator(scene.setup()).analyse(Camera("pbr", cache=False).render(scene)).blocks  # (as the bench sees it)
+    near = [b for b in blocks if polygon_iou(b.footprint_mm, brick.footprint_mm()) >= 0.5]
+    assert len(near) == 1, [(b.footprint_mm.mean(axis=0), b.height_mm, b.color) for b in blocks]
+    assert abs(near[0].height_mm - brick.height_mm) <= 4.8 + 1e-6 and near[0].color == "gray"
+
+
 @pytest.mark.parametrize("colour, height_mm", [("orange", 28.8), ("blue", 19.2)])
 def test_a_brick_under_the_lens_keeps_the_height_its_top_tells_where_the_fit_is_sure(colour, height_mm):
     """The ray-caster's camera does not bias a top's edges: right under the lens its size tells
