@@ -1179,10 +1179,13 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
             # likelihood kept (its confidence then says how unsure it is).
             shadowed = _box_at(c.view, shadowed, BRICK_MM, shadowed.height_cost)
         options = [shadowed]
-        if top is not None and shadowed.height_mm < fit.height_mm and not _table_lit(c, top):
+        if top is not None and shadowed.height_mm != fit.height_mm and not _table_lit(c, top):
             # Its shadows say it is lower than the fit: what the fit took for a wall was shadow, and
             # its silhouette at the lower height takes it for top. The top seen standing out may
-            # be where the top is: whichever of the two explains the outline better.
+            # be where the top is: whichever of the two explains the outline better. Taller: the
+            # silhouette at the taller height gives it a smaller top than the one seen (path
+            # traced, an orange tower 99.2 mm high and a 2x2 brick 28.8 mm high, their tops seen,
+            # explained their outlines only under those tops, and were lost).
             options.append(_box_at(c.view, fit, shadowed.height_mm, shadowed.height_cost, top_pinned=True))
         explained = [s for s in map(scored, options) if s is not None]
         if not explained:
