@@ -110,6 +110,7 @@ FAINT_SHARE = 0.6
 # two of the mat's median differences): a brick is set apart from the mat on every side, a patch of
 # the mat's own pattern runs on into more of it.
 FAINT_RING_ALIKE = 0.2
+FAINT_AROUND_GROWTH = 2.0  # `_faint_around_the_unexplained`: a faint outline this many times the strong piece in it
 # A candidate at COARSE_MM: its box (x, y, w, h px), its region (bool, the box's shape) and the
 # colour distance from the table that counts for it.
 CandidateRegion = tuple[tuple[int, int, int, int], np.ndarray, float]
@@ -230,21 +231,30 @@ class BlockFinder:
             if not from_beside[label]:
                 candidates.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, level))
         candidates += _faint_candidates(closed, diff, level, mask, clear)
+
+        def fitted(box: tuple[int, int, int, int], region: np.ndarray, its_level: float) -> list[FoundBlock]:
+            recalled = None if self.memory is None else self.memory.recall(box, coarse, table, minis)
+            if recalled is not None:
+                return recalled
+            fits = self._fit(image, view, sample, minis, table, box, region, its_level, white, white_table)
+            if self.memory is not None:
+                self.memory.keep(box, coarse, table, minis, fits)
+            return fits
+
         blocks: list[FoundBlock] = []
+        unexplained = np.zeros(mask.shape, np.uint8)  # strong candidates no fit explained
         for (x, y, w, h), region, its_level in candidates:
             if not _compact(region):
                 continue
             if beside_known[y:y + h, x:x + w][region].any() and _only_shade(
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
                 continue  # a mini's shadow on the table beside it
-            recalled = None if self.memory is None else self.memory.recall((x, y, w, h), coarse, table, minis)
-            if recalled is not None:
-                blocks += recalled
-                continue
-            fitted = self._fit(image, view, sample, minis, table, (x, y, w, h), region, its_level, white, white_table)
-            if self.memory is not None:
-                self.memory.keep((x, y, w, h), coarse, table, minis, fitted)
-            blocks += fitted
+            found = fitted((x, y, w, h), region, its_level)
+            blocks += found
+            if not found and its_level == level:
+                unexplained[y:y + h, x:x + w][region] = 1
+        for box, region, its_level in _faint_around_the_unexplained(diff, level, mask, clear, unexplained):
+            blocks += [b for b in fitted(box, region, its_level) if b.studs is not None and b.height_mm < TALL_FROM_MM]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
         blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {})
@@ -2148,9 +2158,7 @@ def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: 
     patch of one differs from it as faintly, and runs on into its own colour."""
     low = FAINT_SHARE * level
     strong = (diff > level) & (clear > 0)
-    faint = _without_edge_band(cv2.morphologyEx(((diff > low) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN,
-                                                np.ones((3, 3), np.uint8)))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=8)
+    count, labels, stats = _faint_parts(diff, low, clear)
     # (one that touches a candidate already is that candidate's blurred rim, or its shadow)
     seeded = (np.bincount(labels[strong], minlength=count) > 0) & ~(np.bincount(labels[mask > 0], minlength=count) > 0)
     found: list[CandidateRegion] = []
@@ -2168,6 +2176,40 @@ def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: 
         if not ring.any() or np.mean(np.linalg.norm(crop[ring] - colour, axis=1) < level / 2) > FAINT_RING_ALIKE:
             continue
         found.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, low))
+    return found
+
+
+def _faint_parts(diff: np.ndarray, low: float, clear: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """The connected parts (count, labels, stats) of where the coarse view differs from the table
+    by `low` or more, opened against single pixels, clear of the window's edge band."""
+    faint = _without_edge_band(cv2.morphologyEx(((diff > low) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN,
+                                                np.ones((3, 3), np.uint8)))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=8)
+    return count, labels, stats
+
+
+def _faint_around_the_unexplained(diff: np.ndarray, level: float, mask: np.ndarray, clear: np.ndarray,
+                                  unexplained: np.ndarray) -> list[CandidateRegion]:
+    """Candidates (box, region, their level) of the faint outlines (FAINT_SHARE of the level)
+    around strong candidates that no fit explained (`unexplained`, a mask at COARSE_MM), holding no
+    strong candidate a fit did explain: on a busy table (gravel, paving) a gray brick differs from
+    it barely more than the table from itself, and only a 140-190 mm2 piece of it passes the level,
+    which fits no brick (path traced, a gray 1 x 4 brick 28.8 mm high on gravel, lost). The faint
+    outline must be FAINT_AROUND_GROWTH times that piece (else it is its blurred rim) and a brick's
+    size; it need not be set apart from the ring around it (`_faint_candidates`), for the piece in
+    it was: a gray brick on gray gravel is the gravel's colour on average. What a faint outline
+    gives stands only as a brick lower than a tower (`BlockFinder.find`: a black brick's with its
+    shadow fitted as a tower 86.4 mm high)."""
+    count, labels, stats = _faint_parts(diff, FAINT_SHARE * level, clear)
+    holds_unexplained = np.bincount(labels[unexplained > 0], minlength=count)
+    holds_explained = np.bincount(labels[(mask > 0) & (unexplained == 0)], minlength=count) > 0
+    found: list[CandidateRegion] = []
+    for label in np.flatnonzero((holds_unexplained[1:] > 0) & ~holds_explained[1:]) + 1:
+        x, y, w, h, area = (int(v) for v in stats[label])
+        if (area * COARSE_MM ** 2 < MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM
+                or area < FAINT_AROUND_GROWTH * holds_unexplained[label]):
+            continue
+        found.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, FAINT_SHARE * level))
     return found
 
 
