@@ -254,6 +254,7 @@ class BlockFinder:
             if not found and its_level == level:
                 unexplained[y:y + h, x:x + w][region] = 1
         for box, region, its_level in _faint_around_the_unexplained(diff, level, mask, clear, unexplained):
+            # (a faint outline stands only as a brick lower than a tower: see there)
             blocks += [b for b in fitted(box, region, its_level) if b.studs is not None and b.height_mm < TALL_FROM_MM]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
@@ -1232,6 +1233,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
             return None
         iou, fit, footprint, studs = pinned
         seen = _top_seen(c, fit)
+    assert best_as_fitted is not None  # (kept with the best)
     if seen is None and fit.height_mm < best_as_fitted.height_mm:
         # Its shadows took it lower than its walls did, and its top taken again from the
         # silhouette at that height took in what the taller fit had for wall and is no one colour
