@@ -110,7 +110,8 @@ FAINT_SHARE = 0.6
 # two of the mat's median differences): a brick is set apart from the mat on every side, a patch of
 # the mat's own pattern runs on into more of it.
 FAINT_RING_ALIKE = 0.2
-FAINT_AROUND_GROWTH = 2.0  # `_faint_around_the_unexplained`: a faint outline this many times the strong piece in it
+FAINT_AROUND_GROWTH = 1.5  # `_faint_outlines_around`: a faint outline this many times the strong pixels in it
+FAINT_AROUND_HOLDS = 0.8  # ... whose brick holds this much of the one block its strong piece was fitted as
 # A candidate at COARSE_MM: its box (x, y, w, h px), its region (bool, the box's shape) and the
 # colour distance from the table that counts for it.
 CandidateRegion = tuple[tuple[int, int, int, int], np.ndarray, float]
@@ -232,30 +233,36 @@ class BlockFinder:
                 candidates.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, level))
         candidates += _faint_candidates(closed, diff, level, mask, clear)
 
+        faint = _faint_parts(diff, FAINT_SHARE * level, clear)
+
         def fitted(box: tuple[int, int, int, int], region: np.ndarray, its_level: float) -> list[FoundBlock]:
             recalled = None if self.memory is None else self.memory.recall(box, coarse, table, minis)
             if recalled is not None:
                 return recalled
             fits = self._fit(image, view, sample, minis, table, box, region, its_level, white, white_table)
+            if its_level == level and len(fits) <= 1:
+                # On a busy table a brick may pass the level only in part: fitted again from the
+                # faint outline around that part (`_faint_outlines_around`), where nothing was
+                # found there, or where the part was fitted as a smaller brick the outline's holds.
+                x, y, w, h = box
+                pixels = np.zeros(mask.shape, np.uint8)
+                pixels[y:y + h, x:x + w][region] = 1
+                for outline in _faint_outlines_around(faint, mask, pixels, FAINT_SHARE * level):
+                    again = _bricks_only(self._fit(image, view, sample, minis, table, *outline, white, white_table))
+                    if not fits or (len(again) == 1 and _holds(again[0], fits[0])):
+                        fits = again
             if self.memory is not None:
                 self.memory.keep(box, coarse, table, minis, fits)
             return fits
 
         blocks: list[FoundBlock] = []
-        unexplained = np.zeros(mask.shape, np.uint8)  # strong candidates no fit explained
         for (x, y, w, h), region, its_level in candidates:
             if not _compact(region):
                 continue
             if beside_known[y:y + h, x:x + w][region].any() and _only_shade(
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
                 continue  # a mini's shadow on the table beside it
-            found = fitted((x, y, w, h), region, its_level)
-            blocks += found
-            if not found and its_level == level:
-                unexplained[y:y + h, x:x + w][region] = 1
-        for box, region, its_level in _faint_around_the_unexplained(diff, level, mask, clear, unexplained):
-            # (a faint outline stands only as a brick lower than a tower: see there)
-            blocks += [b for b in fitted(box, region, its_level) if b.studs is not None and b.height_mm < TALL_FROM_MM]
+            blocks += fitted((x, y, w, h), region, its_level)
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
         blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {})
@@ -2190,29 +2197,46 @@ def _faint_parts(diff: np.ndarray, low: float, clear: np.ndarray) -> tuple[int, 
     return count, labels, stats
 
 
-def _faint_around_the_unexplained(diff: np.ndarray, level: float, mask: np.ndarray, clear: np.ndarray,
-                                  unexplained: np.ndarray) -> list[CandidateRegion]:
-    """Candidates (box, region, their level) of the faint outlines (FAINT_SHARE of the level)
-    around strong candidates that no fit explained (`unexplained`, a mask at COARSE_MM), holding no
-    strong candidate a fit did explain: on a busy table (gravel, paving) a gray brick differs from
-    it barely more than the table from itself, and only a 140-190 mm2 piece of it passes the level,
-    which fits no brick (path traced, a gray 1 x 4 brick 28.8 mm high on gravel, lost). The faint
-    outline must be FAINT_AROUND_GROWTH times that piece (else it is its blurred rim) and a brick's
-    size; it need not be set apart from the ring around it (`_faint_candidates`), for the piece in
-    it was: a gray brick on gray gravel is the gravel's colour on average. What a faint outline
-    gives stands only as a brick lower than a tower (`BlockFinder.find`: a black brick's with its
-    shadow fitted as a tower 86.4 mm high)."""
-    count, labels, stats = _faint_parts(diff, FAINT_SHARE * level, clear)
-    holds_unexplained = np.bincount(labels[unexplained > 0], minlength=count)
-    holds_explained = np.bincount(labels[(mask > 0) & (unexplained == 0)], minlength=count) > 0
+def _faint_outlines_around(faint: tuple[int, np.ndarray, np.ndarray], mask: np.ndarray, strong: np.ndarray,
+                           low: float) -> list[CandidateRegion]:
+    """Candidates (box, region, `low`) of the faint outlines (`_faint_parts` at FAINT_SHARE of the
+    level) around strong candidates' pixels (`strong`, at COARSE_MM), holding no other strong
+    pixel (`mask`), FAINT_AROUND_GROWTH times the strong pixels in them at least (else their
+    blurred rim) and a brick's size. On a busy table (gravel, paving) a gray brick differs from it
+    barely more than the table from itself, and only a part of it passes the level: a 140 mm2
+    piece that fits no brick (path traced, a gray 1 x 4 brick 28.8 mm high on gravel, lost), or a
+    2 x 1 brick 19.2 mm high (a gray 1 x 4 plate 6.4 mm high on paving). The outline need not be
+    set apart from the ring around it (`_faint_candidates`), for the piece in it was: a gray brick
+    on gray gravel is the gravel's colour on average. What it gives stands only as a brick lower
+    than a tower (`_bricks_only`)."""
+    count, labels, stats = faint
+    held = np.bincount(labels[strong > 0], minlength=count)
+    others = np.bincount(labels[(mask > 0) & (strong == 0)], minlength=count) > 0
     found: list[CandidateRegion] = []
-    for label in np.flatnonzero((holds_unexplained[1:] > 0) & ~holds_explained[1:]) + 1:
+    for label in np.flatnonzero((held[1:] > 0) & ~others[1:]) + 1:
         x, y, w, h, area = (int(v) for v in stats[label])
         if (area * COARSE_MM ** 2 < MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM
-                or area < FAINT_AROUND_GROWTH * holds_unexplained[label]):
+                or area < FAINT_AROUND_GROWTH * held[label]):
             continue
-        found.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, FAINT_SHARE * level))
+        found.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, low))
     return found
+
+
+def _bricks_only(blocks: list[FoundBlock]) -> list[FoundBlock]:
+    """The blocks a faint outline gives that are bricks (both sides a brick's) lower than a tower:
+    a faint outline is no evidence of more (unrestricted, a black brick with its shadow stood as a
+    tower 86.4 mm high, and a gray brick as a box a plate low, 20 x 11 mm)."""
+    return [b for b in blocks if b.studs is not None and b.height_mm < TALL_FROM_MM]
+
+
+def _holds(larger: FoundBlock, first: FoundBlock) -> bool:
+    """Whether a box is larger than another (a box too) and holds FAINT_AROUND_HOLDS of its
+    footprint."""
+    if len(first.footprint_mm) != 4:
+        return False
+    a, b = (np.asarray(x.footprint_mm, np.float32) for x in (larger, first))
+    inside, _ = cv2.intersectConvexConvex(a, b)
+    return cv2.contourArea(a) > cv2.contourArea(b) and inside >= FAINT_AROUND_HOLDS * cv2.contourArea(b)
 
 
 def _rising_from_beside(mask: np.ndarray, unbanded: np.ndarray, labels: np.ndarray, count: int,
