@@ -231,9 +231,9 @@ class BlockFinder:
                 continue
             if not from_beside[label]:
                 candidates.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, level))
-        candidates += _faint_candidates(closed, diff, level, mask, clear)
-
         faint = _faint_parts(diff, FAINT_SHARE * level, clear)
+        candidates += _faint_candidates(closed, diff, level, mask, clear, faint)
+        strong_in_faint = np.bincount(faint[1][mask > 0], minlength=faint[0])  # strong pixels in each faint part
 
         def fitted(box: tuple[int, int, int, int], region: np.ndarray, its_level: float) -> list[FoundBlock]:
             recalled = None if self.memory is None else self.memory.recall(box, coarse, table, minis)
@@ -244,10 +244,7 @@ class BlockFinder:
                 # On a busy table a brick may pass the level only in part: fitted again from the
                 # faint outline around that part (`_faint_outlines_around`), where nothing was
                 # found there, or where the part was fitted as a smaller brick the outline's holds.
-                x, y, w, h = box
-                pixels = np.zeros(mask.shape, np.uint8)
-                pixels[y:y + h, x:x + w][region] = 1
-                for outline in _faint_outlines_around(faint, mask, pixels, FAINT_SHARE * level):
+                for outline in _faint_outlines_around(faint, strong_in_faint, box, region, FAINT_SHARE * level):
                     again = _bricks_only(self._fit(image, view, sample, minis, table, *outline, white, white_table))
                     if not fits or (len(again) == 1 and _holds(again[0], fits[0])):
                         fits = again
@@ -2156,8 +2153,8 @@ def _without_edge_band(mask: np.ndarray) -> np.ndarray:
     return mask
 
 
-def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: np.ndarray, clear: np.ndarray
-                      ) -> list[CandidateRegion]:
+def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: np.ndarray, clear: np.ndarray,
+                      faint: tuple[int, np.ndarray, np.ndarray]) -> list[CandidateRegion]:
     """Candidates (box, region, their level) that differ from the table by FAINT_SHARE of the
     level and, in a few pixels, by the level itself, apart from `mask`'s: a black brick whose top
     carries the lamp's sheen on a textured gray mat differs from it barely more than the mat's own
@@ -2167,7 +2164,7 @@ def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: 
     patch of one differs from it as faintly, and runs on into its own colour."""
     low = FAINT_SHARE * level
     strong = (diff > level) & (clear > 0)
-    count, labels, stats = _faint_parts(diff, low, clear)
+    count, labels, stats = faint  # (`_faint_parts` at `low`)
     # (one that touches a candidate already is that candidate's blurred rim, or its shadow)
     seeded = (np.bincount(labels[strong], minlength=count) > 0) & ~(np.bincount(labels[mask > 0], minlength=count) > 0)
     found: list[CandidateRegion] = []
@@ -2197,11 +2194,11 @@ def _faint_parts(diff: np.ndarray, low: float, clear: np.ndarray) -> tuple[int, 
     return count, labels, stats
 
 
-def _faint_outlines_around(faint: tuple[int, np.ndarray, np.ndarray], mask: np.ndarray, strong: np.ndarray,
-                           low: float) -> list[CandidateRegion]:
+def _faint_outlines_around(faint: tuple[int, np.ndarray, np.ndarray], strong_in_faint: np.ndarray,
+                           box: tuple[int, int, int, int], region: np.ndarray, low: float) -> list[CandidateRegion]:
     """Candidates (box, region, `low`) of the faint outlines (`_faint_parts` at FAINT_SHARE of the
-    level) around strong candidates' pixels (`strong`, at COARSE_MM), holding no other strong
-    pixel (`mask`), FAINT_AROUND_GROWTH times the strong pixels in them at least (else their
+    level) around a strong candidate (`box`, `region`, at COARSE_MM), holding no other strong
+    pixel (`strong_in_faint`: each faint part's), FAINT_AROUND_GROWTH times the strong pixels in them at least (else their
     blurred rim) and a brick's size. On a busy table (gravel, paving) a gray brick differs from it
     barely more than the table from itself, and only a part of it passes the level: a 140 mm2
     piece that fits no brick (path traced, a gray 1 x 4 brick 28.8 mm high on gravel, lost), or a
@@ -2210,8 +2207,9 @@ def _faint_outlines_around(faint: tuple[int, np.ndarray, np.ndarray], mask: np.n
     on gray gravel is the gravel's colour on average. What it gives stands only as a brick lower
     than a tower (`_bricks_only`)."""
     count, labels, stats = faint
-    held = np.bincount(labels[strong > 0], minlength=count)
-    others = np.bincount(labels[(mask > 0) & (strong == 0)], minlength=count) > 0
+    x0, y0, w0, h0 = box
+    held = np.bincount(labels[y0:y0 + h0, x0:x0 + w0][region], minlength=count)
+    others = strong_in_faint > held
     found: list[CandidateRegion] = []
     for label in np.flatnonzero((held[1:] > 0) & ~others[1:]) + 1:
         x, y, w, h, area = (int(v) for v in stats[label])
@@ -2236,7 +2234,8 @@ def _holds(larger: FoundBlock, first: FoundBlock) -> bool:
         return False
     a, b = (np.asarray(x.footprint_mm, np.float32) for x in (larger, first))
     inside, _ = cv2.intersectConvexConvex(a, b)
-    return cv2.contourArea(a) > cv2.contourArea(b) and inside >= FAINT_AROUND_HOLDS * cv2.contourArea(b)
+    first_mm2 = cv2.contourArea(b)
+    return cv2.contourArea(a) > first_mm2 and inside >= FAINT_AROUND_HOLDS * first_mm2
 
 
 def _rising_from_beside(mask: np.ndarray, unbanded: np.ndarray, labels: np.ndarray, count: int,

@@ -16,9 +16,10 @@ from companion.setup_file import setup_to_toml
 from companion.state import BLOCKS_NOT_SEEN, MiniState, TableState
 from companion.synth.render import Renderer, linear_to_srgb as encode  # a webcam's sRGB curve, clipping at 1
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
-from companion.vision.blocks import (FINE_MM, FINER_APART, STUD_HOLE_MM2, BlockFinder, _arms, _faint_candidates,
-                                     _small_holes_filled, _top_face, _BRICK_DISC, _filled_pieces, colour_distance, colour_parts, stud_gaps_closed,
-                                     to_block_states, union_outline)
+from companion.vision.blocks import (FAINT_SHARE, FINE_MM, FINER_APART, STUD_HOLE_MM2, BlockFinder, _arms,
+                                     _faint_candidates, _faint_parts, _small_holes_filled, _top_face, _BRICK_DISC,
+                                     _filled_pieces, colour_distance, colour_parts, stud_gaps_closed, to_block_states,
+                                     union_outline)
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.brickfit import TableRect
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
@@ -1113,7 +1114,7 @@ def test_a_faint_candidate_is_a_brick_set_apart_from_the_mat_not_a_patch_of_its_
     diff = colour_distance(closed, table, blur_px=1.0)
     mask = cv2.morphologyEx(((diff > level) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     assert not mask[25:55, 25:55].any()  # no candidate the usual way (a mini's tile stands in a corner)
-    found = _faint_candidates(closed, diff, level, mask, clear)
+    found = _faint_candidates(closed, diff, level, mask, clear, _faint_parts(diff, FAINT_SHARE * level, clear))
     assert len(found) == expected, [box for box, _, _ in found]
     for (x, y, w, h), region, its_level in found:
         assert abs(x + w / 2 - 40) < 6 and abs(y + h / 2 - 40) < 6 and region.sum() * 4 >= 150
