@@ -325,6 +325,10 @@ class BlockFinder:
         to_table = np.linalg.norm(colours - table_here, axis=-1)
         differs = to_table > level
         chroma = chromaticity(colours)
+        # The table in the lamps' shade, the hue of each pixel from the table's (none: no lamps found)
+        lamp_shade = (maybe_shade & _lit_as_shade(self._lamplight, colours, table_here)
+                      if self._lamplight is not None and self._lamplight.lamps else np.zeros(colours.shape[:-1], bool))
+        table_hue = np.linalg.norm(chroma - chromaticity(table_here), axis=-1)
         # A top that may be the table in shade is none: the mini's and the block's shadows lie
         # right round it, and beside so little of the block no shadow model tells them apart
         # (where the table has a hue, `shaded` tells black plastic from its shade).
@@ -342,8 +346,14 @@ class BlockFinder:
             than the table, 0 where it is of its hue and darker (its walls, shade on it), else -1."""
             spread = max(18.0, 0.2 * float(np.linalg.norm(bgr)), 0.5 * float(np.linalg.norm(bgr - table_colour)))
             to_top = np.linalg.norm(colours - bgr, axis=-1)
-            hue = np.linalg.norm(chroma - chromaticity(bgr), axis=-1) <= chroma_tolerance(bgr)
-            top = (to_top < spread) & (to_top < to_table) & hue & ~in_shade
+            from_its_hue = np.linalg.norm(chroma - chromaticity(bgr), axis=-1)
+            hue = from_its_hue <= chroma_tolerance(bgr)
+            # A dark top's hue is judged loosely (its channels are a few levels each): the table in
+            # the mini's and the block's shadow beside it passes, unless its hue is nearer the
+            # table's (a green top's rectangle ran on over the shadow, named black). A black top
+            # is far darker than the lamps' shade: its own.
+            shade_of_table = lamp_shade & (table_hue < from_its_hue)
+            top = (to_top < spread) & (to_top < to_table) & hue & ~in_shade & ~shade_of_table
             kin = hue & (colours.sum(axis=-1) < float(bgr.sum()))
             return np.where(top, 1, np.where(kin, 0, -1)).astype(np.int8)
 
@@ -1582,8 +1592,14 @@ def _top_may_be_shade(lamplight: Lamplight | None, top_bgr: np.ndarray, table_bg
         return False
     if lamplight is None or not lamplight.lamps:
         return True
+    return bool(_lit_as_shade(lamplight, top_bgr, table_bgr))
+
+
+def _lit_as_shade(lamplight: Lamplight, seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
+    """Per colour (..., 3) BGR seen over the table's: whether it keeps at least SHADE_FLOOR_SHARE of
+    the light the deepest shade the lamps found cast leaves (all of them at once), as shade does."""
     deepest = 1.0 - sum(lamp.depth for lamp in lamplight.lamps)
-    return bool(_light_ratio(top_bgr, _table_light(table_bgr)).max() >= SHADE_FLOOR_SHARE * deepest)
+    return _light_ratio(seen_bgr, _table_light(table_bgr)).max(axis=-1) >= SHADE_FLOOR_SHARE * deepest
 
 
 SHADE_TINT_LEAST_PX = 30  # coarse pixels of the minis' deep shadows that measure a frame's shade tint

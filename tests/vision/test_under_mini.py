@@ -217,6 +217,24 @@ def test_a_block_the_mini_hides_whole_is_reported_as_hidden_under_it():
     assert polygon_iou(np.asarray(hidden[0].footprint_mm), brick.footprint_mm()) >= 0.5
 
 
+def test_a_dark_top_under_a_mini_does_not_run_on_over_their_shadow():
+    """Bench table 6 of the ray-cast standing set: mini 4 stands on a dark green 2 x 4 brick 28.8 mm
+    high on a gray mat, their long shadow beside them. Only a sliver of the green top shows past
+    the card; the shadow, loosely of a dark top's hue, was taken for more of it: a "top" 64 x 24
+    mm over the shadow, named black. The shadow's hue is the mat's: the top is the green brick."""
+    from companion.synth.worlds import bench_scene
+
+    scene = bench_scene("raycast", 6, n_standing=2)
+    mini = next(m for m in scene.minis if m.id == 4)
+    brick = next(b for b in scene.bricks if math.hypot(b.x_mm - mini.x_mm, b.y_mm - mini.y_mm) < 1)
+    assert brick.color == "green" and brick.height_mm == pytest.approx(28.8)
+    state = Locator(scene.setup()).locate(Renderer().render(scene))
+    found = [b for b in state.blocks if polygon_iou(np.asarray(b.footprint_mm), brick.footprint_mm()) >= 0.5]
+    assert [(b.color, b.height_mm) for b in found] == [("green", pytest.approx(28.8, abs=3.3))]
+    near = [b for b in state.blocks if math.dist(np.mean(b.footprint_mm, axis=0), (mini.x_mm, mini.y_mm)) < 60]
+    assert len(near) == 1, [(b.color, b.height_mm) for b in near]  # no black "block" in their shadow
+
+
 def test_a_mini_held_up_over_the_bare_table_hides_no_block():
     """A mini held 40 mm over the table (its base in the air, nothing under it) is read standing,
     and nothing of a top is seen under it; the table seen where a block's walls would stand says
