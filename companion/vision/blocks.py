@@ -294,6 +294,8 @@ class BlockFinder:
                 m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None)
             under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
             if under is not None:
+                if under.reading is not None:
+                    under = replace(under, reading=replace(under.reading, shaded_by_a_mini=True))
                 found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
                 if as_framed:
                     self.stood_on[m.id] = under.height_mm
@@ -1384,7 +1386,7 @@ def _named_in_frames_light(blocks: list[FoundBlock], palette: dict[str, tuple[fl
                            ) -> list[FoundBlock]:
     """The blocks named again under the light their tops named by a hue measured
     (`colours.frame_top_shade`): one frame's tops are lit alike."""
-    shades = [s for b in blocks if b.reading is not None
+    shades = [s for b in blocks if b.reading is not None and not b.reading.shaded_by_a_mini
               and (s := calibrating_shade(b.reading, b.color, b.colour_confidence, palette)) is not None]
     top_shade = frame_top_shade(shades)
     if top_shade is None:

@@ -54,6 +54,9 @@ FRAME_TOP_SHADE_LEAST = 0.4
 # tables, whose tops sit 1.5-4.5 times their paper, a frame's gray tops at its shade read white).
 # Anywhere from 0.1 to 0.4 named the same bricks on both cameras' bench frames.
 FRAME_SHADE_COST = 0.2
+# A top a mini stands on is seen beside it, maybe in its shadow: lit as the frame's tops at most,
+# and as little as this against the paper.
+MINIS_SHADE_LEAST = 0.1
 CALIBRATING_CONFIDENCE = 0.8  # a top's name this sure may set the frame's shade
 CALIBRATING_HUE = 0.5  # a palette colour this far from gray (`hue_of` of its albedo) names a top by its hue
 WALL_HUE_LEAST = 0.25  # a wall's `hue_of` from which it names the hue (see `name_colour`)
@@ -157,7 +160,8 @@ def naming_wall(top_rgb: np.ndarray, wall_rgb: np.ndarray | None, paper_rgb: np.
 
 def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
                 palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
-                wall_rgb: np.ndarray | None = None, top_shade: float | None = None) -> tuple[str, float]:
+                wall_rgb: np.ndarray | None = None, top_shade: float | None = None,
+                shaded_by_a_mini: bool = False) -> tuple[str, float]:
     """The palette name of a top face's colour, and a 0-1 confidence, from display values (RGB
     0-1) of the top and of the anchors' paper, and how much more light falls on the table here
     than at the anchors (`light`, `light_ratio`): the least `colour_costs`. With `wall_rgb` (a wall's colour, for a
@@ -169,12 +173,14 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     `top_shade`: the frame's tops' shade (`frame_top_shade`): this top is lit within
     FRAME_TOP_SHADE_LEAST of it either way, likeliest as it (the tops named by their hue measured
     the light a clipped paper hides: a black top's sheen is no dim gray top, a gray top lit as
-    they are no white one in shade)."""
+    they are no white one in shade). `shaded_by_a_mini`: a top seen beside the mini standing on
+    it, maybe in its shadow: lit down to MINIS_SHADE_LEAST, the frame's tops' light its most."""
     hued = wall_rgb is not None and hue_of(wall_rgb, paper_rgb) >= WALL_HUE_LEAST
     room = PAPER_HEADROOM if clipped_top(paper_rgb) else 1.0
-    least, most, likely = TOP_SHADE[0], TOP_SHADE[1] * room, None
+    least, most, likely = MINIS_SHADE_LEAST if shaded_by_a_mini else TOP_SHADE[0], TOP_SHADE[1] * room, None
     if top_shade is not None and not clipped_top(top_rgb):  # (a glared top's brightness is the lamp's)
-        least = max(least, FRAME_TOP_SHADE_LEAST * top_shade)
+        if not shaded_by_a_mini:
+            least = max(least, FRAME_TOP_SHADE_LEAST * top_shade)
         most = max(most, top_shade / FRAME_TOP_SHADE_LEAST)
         likely = top_shade
     costs = colour_costs(top_rgb, paper_rgb, light, palette, (least, max(most, least)),
@@ -209,10 +215,12 @@ class TopReading:
     paper_rgb: np.ndarray  # the anchors' paper
     light: float  # how much more light falls here than at the anchors (`light_ratio`)
     wall_rgb: np.ndarray | None  # the wall weighed with the top (`naming_wall`), if any
+    shaded_by_a_mini: bool = False  # a top seen beside the mini standing on it (`name_colour`)
 
     def name(self, palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
              top_shade: float | None = None) -> tuple[str, float]:
-        return name_colour(self.top_rgb, self.paper_rgb, self.light, palette, self.wall_rgb, top_shade)
+        return name_colour(self.top_rgb, self.paper_rgb, self.light, palette, self.wall_rgb, top_shade,
+                           self.shaded_by_a_mini)
 
 
 def calibrating_shade(reading: TopReading, name: str, confidence: float,

@@ -553,6 +553,24 @@ def test_a_gray_top_lit_as_the_frames_hued_tops_is_no_white_one_in_shade():
             assert reading(name).name(top_shade=top_shade)[0] == name, (name, sheen)
 
 
+@pytest.mark.parametrize("top_rgb, paper_rgb, light, top_shade, name, held", [
+    ((0.518, 0.204, 0.192), (0.995, 0.997, 0.999), 1.092, 2.985, "red", "black"),  # standing set, table 7
+    ((0.631, 0.322, 0.110), (0.999, 0.989, 0.908), 0.859, 3.488, "orange", "black"),  # table 16
+    ((0.992, 0.953, 0.557), (0.998, 0.998, 0.990), 0.866, 3.310, "orange", "orange"),  # table 5: lit, as before
+])
+def test_a_top_in_the_shadow_of_the_mini_standing_on_it_is_not_held_to_the_frames_light(top_rgb, paper_rgb, light,
+                                                                                        top_shade, name, held):
+    """The path-traced standing set's tops under minis (readings and frame light as measured): the
+    part of a top seen beside the mini standing on it may lie in its shadow. Held to the light of
+    the frame's tops (three times the paper's) a red or orange top that dark was black; its light
+    is the frame's at most, and likeliest that (an orange top lit as the frame's is no yellow)."""
+    from companion.vision.colours import TopReading
+
+    reading = TopReading(np.array(top_rgb), np.array(paper_rgb), light, None)
+    assert reading.name(top_shade=top_shade)[0] == held
+    assert replace(reading, shaded_by_a_mini=True).name(top_shade=top_shade)[0] == name
+
+
 @pytest.mark.parametrize("name", [n for n in LEGO_RGB if n != "black"])  # a black top is never blown to white
 def test_a_top_the_glare_blew_to_white_is_named_by_its_walls(name):
     """A glossy top under a lamp clips to white in every channel; its walls, turned from the lamp,
