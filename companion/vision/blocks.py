@@ -352,8 +352,8 @@ class BlockFinder:
             hue = from_its_hue <= chroma_tolerance(bgr)
             # A dark top's hue is judged loosely (its channels are a few levels each): the table in
             # the mini's and the block's shadow beside it passes, unless its hue is nearer the
-            # table's (a green top's rectangle ran on over the shadow, named black). A black top
-            # is far darker than the lamps' shade: its own.
+            # table's (a green top's rectangle ran on over the shadow, named black). (A black top
+            # keeps its pixels: they are far darker than the lamps' shade leaves the table.)
             shade_of_table = lamp_shade & (table_hue < from_its_hue)
             top = (to_top < spread) & (to_top < to_table) & hue & ~in_shade & ~shade_of_table
             kin = hue & (colours.sum(axis=-1) < float(bgr.sum()))
