@@ -294,8 +294,6 @@ class BlockFinder:
                 m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None)
             under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
             if under is not None:
-                if under.reading is not None:
-                    under = replace(under, reading=replace(under.reading, shaded_by_a_mini=True))
                 found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
                 if as_framed:
                     self.stood_on[m.id] = under.height_mm
@@ -399,8 +397,9 @@ class BlockFinder:
         if named is None:
             return None
         top_bgr, colour, colour_conf, reading = named
+        # (named as any top first; named again in the frame's light as one the mini may shade)
         return FoundBlock(top.top.corners(), top.height_mm, colour, top.explained, fit.height_confidence, colour_conf,
-                          _snapped(top.top)[1], fit, top_bgr, reading)
+                          _snapped(top.top)[1], fit, top_bgr, replace(reading, shaded_by_a_mini=True))
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
                            minis: tuple[MiniState, ...], view: TableView,
