@@ -44,10 +44,11 @@ from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_
                                        TableRect, fit_box, snap_side, top_face)
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, albedo_of_light, calibrating_shade,
-                                     clipped_top, frame_top_shade, light_ratio, naming_wall, srgb_to_linear,
-                                     walls_may_name)
+                                     channel_sum_sqrt, clipped_top, colour_distance, frame_top_shade, light_ratio,
+                                     naming_wall, srgb_to_linear, walls_may_name)
 from companion.vision.exposure import PAPER_RING_MODULES
 from companion.vision.fitmemory import FitMemory
+from companion.vision.hands import HAND_MM2, hand_regions, skin_toned, skin_toned_on_paper
 from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
 from companion.vision.registration import square_corners_mm
 from companion.vision.tableview import TableView, window_size
@@ -79,6 +80,7 @@ PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 ma
 TOWER_TOP_OUTLINED = 0.9  # share of a faint tall top's samples that must differ from the table (`_named`)
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
 SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be its shadow, cast from its base
+HAND_SHADOW_REACH_MM = 150.0  # ... one this near a hand (held up to ~160 mm over the table) may be its
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
@@ -170,6 +172,7 @@ class BlockFinder:
         self._lamplight: Lamplight | None = None  # this frame's, while its candidates are fitted
         self._hand_seen = True  # whether this frame shows a hand (`_hand_in_view`), likewise
         self.stood_on: dict[int, float] = {}  # the last frame's minis of `frame_heights` found on a block
+        self.hands_mm2 = 0.0  # how much of the table the last frame's hands and arms cover (`hands.hand_regions`)
 
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
         key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
@@ -216,6 +219,8 @@ class BlockFinder:
                 mask, level, unbanded, diff = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
         self._hand_seen = _hand_in_view(coarse, table, unbanded, white)
+        hands = hand_regions(coarse, white, COARSE_MM)
+        self.hands_mm2 = float(np.count_nonzero(hands)) * COARSE_MM ** 2
         self._lamplight = None
         if self.lamps:
             dark = darkness(coarse, table)
@@ -224,6 +229,9 @@ class BlockFinder:
         sample = _sampler(image, view)
         from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
         beside_known = cv2.dilate(1 - clear, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0
+        if hands.any():  # (a hand's shadow falls further from it than a mini's: it is held higher)
+            reach_px = 2 * int(HAND_SHADOW_REACH_MM / COARSE_MM) + 1
+            beside_known |= cv2.dilate(hands, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach_px, reach_px))) > 0
         candidates: list[CandidateRegion] = []
         for label in range(1, count):
             x, y, w, h, area = (int(v) for v in stats[label])
@@ -254,12 +262,15 @@ class BlockFinder:
 
         blocks: list[FoundBlock] = []
         for (x, y, w, h), region, its_level in candidates:
-            if not _compact(region):
+            if not _compact(region) or _in_hands(hands[y:y + h, x:x + w], region):
                 continue
             if beside_known[y:y + h, x:x + w][region].any() and _only_shade(
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
-                continue  # a mini's shadow on the table beside it
+                continue  # a mini's or a hand's shadow on the table beside it
             blocks += fitted((x, y, w, h), region, its_level)
+        # A fit whose top the frame shows on a hand took the hand for its top (a brick half under an
+        # arm read 80 mm high, a hand's shadow as a tower under it).
+        blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
         blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {})
@@ -575,7 +586,7 @@ class BlockFinder:
         # of a mat's pattern closed up is some size) that explains it (not a brick-sized piece
         # of a tower's or a wall's outline).
         pieces = _filled_pieces(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _BRICK_DISC))
-        if not pieces or float(np.mean(_skin_toned_on_paper(fine[pieces[0] > 0], white))) >= SKIN_SHARE:
+        if not pieces or float(np.mean(skin_toned_on_paper(fine[pieces[0] > 0], white))) >= SKIN_SHARE:
             return []  # (a row of fingers under the lens, closed, is 12 studs long: skin is no last resort's)
         one = _fit_one(self._candidate(image, view, sample, fine, diff, pieces[0], shade, table_fine, origin, level,
                                        white, white_table), tall=False)
@@ -1704,18 +1715,6 @@ def crowded(mask: np.ndarray) -> bool:
     return float(cv2.blur(small, (TABLE_WINDOW_PX, TABLE_WINDOW_PX)).max()) > CROWDED_SHARE
 
 
-def colour_distance(view: np.ndarray, table: np.ndarray, blur_px: float) -> np.ndarray:
-    """Per pixel, the Euclidean distance over B, G, R from the table (a green brick on green felt
-    differs a little in every channel at once)."""
-    d = cv2.subtract(cv2.GaussianBlur(view, (0, 0), blur_px).astype(np.float32), table.astype(np.float32))
-    return _channel_sum_sqrt(cv2.multiply(d, d))
-
-
-def _channel_sum_sqrt(squares: np.ndarray) -> np.ndarray:
-    """sqrt of the sum over channels, in OpenCV's loops (numpy's axis sum was most of the time)."""
-    return cv2.sqrt(cv2.transform(squares, np.ones((1, squares.shape[2]), np.float32)))
-
-
 def _brick_sized(start: TableRect) -> bool:
     """Could a fit start from this rectangle: no longer than a wall of bricks in a row, no
     narrower than a stud (less a blurred edge)?"""
@@ -1752,13 +1751,6 @@ def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, flo
                       colour_conf, _snapped(placed.footprint)[1], fit, top_bgr, reading)
 
 
-def skin_toned(bgr: np.ndarray) -> np.ndarray:
-    """Per colour (N, 3) BGR: orange-ish hue, moderate saturation, bright (a hand or an arm)."""
-    pixels = np.clip(np.asarray(bgr, np.float32), 0, 255).astype(np.uint8).reshape(-1, 1, 3)
-    hsv = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV).reshape(-1, 3).astype(int)
-    return (hsv[:, 0] <= 22) & (hsv[:, 1] >= 45) & (hsv[:, 1] <= 170) & (hsv[:, 2] >= 90)
-
-
 def skin_top(top_bgr: np.ndarray, wall_bgr: np.ndarray | None) -> bool:
     """Whether a skin-toned top (BGR, under the paper's white balance) is skin: its walls
     (likewise balanced; None where none shows) share its hue. A glossy brick's top is paled and
@@ -1781,7 +1773,6 @@ def looks_like_skin(bgr: np.ndarray) -> bool:
 SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: a hand, an arm
 SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
 SKIN_FROM_MM = 19.2  # a finger on the table is this thick; a skin-toned top lower than it is a brick
-HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)
 
 
 BRICK_SIDES_STUDS = frozenset({1, 2, 3, 4, 6, 8, 10, 12, 16})  # the sides bricks and plates are made in
@@ -1800,7 +1791,7 @@ def _hand_in_window(c: _Candidate) -> bool:
     differs = c.differing > 0
     if np.count_nonzero(differs) * FINE_MM ** 2 < HAND_MM2:
         return False
-    return float(np.count_nonzero(_skin_toned_on_paper(c.fine[differs], c.white))) * FINE_MM ** 2 >= HAND_MM2
+    return float(np.count_nonzero(skin_toned_on_paper(c.fine[differs], c.white))) * FINE_MM ** 2 >= HAND_MM2
 
 
 def _hand_in_view(coarse: np.ndarray, table: np.ndarray, differs: np.ndarray, white: np.ndarray) -> bool:
@@ -1808,12 +1799,12 @@ def _hand_in_view(coarse: np.ndarray, table: np.ndarray, differs: np.ndarray, wh
     view's mask) holds a hand's worth (HAND_MM2) of skin-toned pixels in one piece, under the
     paper's white balance; or the table is skin-toned itself (wood: a hand over it hardly differs
     from it, and the table tells nothing)."""
-    if float(np.mean(_skin_toned_on_paper(table[::8, ::8].reshape(-1, 3), white))) > SKIN_SHARE:
+    if float(np.mean(skin_toned_on_paper(table[::8, ::8].reshape(-1, 3), white))) > SKIN_SHARE:
         return True
     skin = differs.astype(bool)
     if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
         return False
-    skin[skin] = _skin_toned_on_paper(coarse[skin], white)
+    skin[skin] = skin_toned_on_paper(coarse[skin], white)
     if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
         return False
     _, _, stats, _ = cv2.connectedComponentsWithStats(skin.astype(np.uint8), connectivity=8)
@@ -1826,12 +1817,7 @@ def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:
     inside = fine[blob > 0]
     if len(inside) * FINE_MM ** 2 < HAND_MM2:
         return False
-    return bool(np.mean(_skin_toned_on_paper(inside, white)) > SKIN_SHARE)
-
-
-def _skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
-    """`skin_toned` of pixels (N, 3, BGR) once the anchors' paper (`white`, RGB 0-1) is made white."""
-    return skin_toned(pixels_bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO)
+    return bool(np.mean(skin_toned_on_paper(inside, white)) > SKIN_SHARE)
 
 
 UNDER_CONTRAST = 2.0  # a top under a mini differs from the table by this many of the frame's levels
@@ -1840,6 +1826,7 @@ UNDER_RIM_MM = 40.0  # the table round a block under a mini: this far from the m
 # roster's) still stands it on one; such a top's extent is a guess, its fit as sure as this.
 HIDDEN_STAND_SIGMAS = 3.0
 HIDDEN_FIT = 0.5
+ON_HANDS = 0.5  # a candidate or a top this much on a hand (`hands.hand_regions`) is no block the frame can read
 MOSTLY_WITHIN = 0.5  # a block found beside a mini with this share of it inside the block the mini stands on
 
 
@@ -1873,6 +1860,25 @@ def _clear_of_others(setup: Setup, minis: tuple[MiniState, ...], mini: MiniState
     clear = np.ones((h_px, w_px), np.uint8)
     mask_known(clear, setup, tuple(m for m in minis if m.id != mini.id), view, (float(lo[0]), float(lo[1])), COARSE_MM)
     return _coarse_at(clear, cast_mm, lo, cv2.INTER_NEAREST)
+
+
+def _in_hands(hands: np.ndarray, region: np.ndarray) -> bool:
+    """Whether most of a candidate's region (a mask over its box of `hands`) lies on a hand."""
+    return bool(hands.any()) and float(np.mean(hands[region] > 0)) >= ON_HANDS
+
+
+def _top_on_hands(block: FoundBlock, hands: np.ndarray, camera_mm: np.ndarray) -> bool:
+    """Whether most of a block's top, where the frame shows it on the table's plane (seen from the
+    camera at `camera_mm`, a top lies further out from below the lens the higher it is), lies on a
+    hand in `hands` (the coarse view's mask)."""
+    if not hands.any():
+        return False
+    corners = np.asarray(block.footprint_mm, float)
+    below = camera_mm[:2]
+    seen = below + (corners - below) * camera_mm[2] / max(camera_mm[2] - block.height_mm, 1.0)
+    top = np.zeros_like(hands)
+    cv2.fillPoly(top, [np.round(seen / COARSE_MM).astype(np.int32)], 1)
+    return bool(top.any()) and float(np.mean(hands[top > 0] > 0)) >= ON_HANDS
 
 
 def _mostly_within(footprint_mm: np.ndarray, other_mm: np.ndarray) -> bool:
@@ -2654,7 +2660,7 @@ def _largest_piece(mask: np.ndarray) -> np.ndarray | None:
 def _near_colour(smooth: np.ndarray, colour: np.ndarray) -> np.ndarray:
     """Pixels of a face's colour (BGR): within a quarter of its brightest channel (14 levels at least)."""
     off = cv2.subtract(smooth, np.full_like(smooth, colour))
-    return _channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
+    return channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
 
 
 def _rect_mm(mask: np.ndarray, origin_mm: tuple[float, float]) -> TableRect:

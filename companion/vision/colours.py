@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 # Lego palette, sRGB 0-1 albedo (Bright Red, Bright Blue, Bright Yellow, Dark Green, White, Black,
@@ -250,3 +251,15 @@ def classify_colour(relative_rgb: np.ndarray, palette: dict[str, tuple[float, fl
     reading PAPER_ALBEDO."""
     paper = np.full(3, PAPER_ALBEDO)
     return name_colour(np.clip(np.asarray(relative_rgb, float) * PAPER_ALBEDO, 0.0, 1.0), paper, 1.0, palette)
+
+
+def colour_distance(view: np.ndarray, table: np.ndarray, blur_px: float) -> np.ndarray:
+    """Per pixel, the Euclidean distance over B, G, R from the table (a green brick on green felt
+    differs a little in every channel at once)."""
+    d = cv2.subtract(cv2.GaussianBlur(view, (0, 0), blur_px).astype(np.float32), table.astype(np.float32))
+    return channel_sum_sqrt(cv2.multiply(d, d))
+
+
+def channel_sum_sqrt(squares: np.ndarray) -> np.ndarray:
+    """sqrt of the sum over channels, in OpenCV's loops (numpy's axis sum was most of the time)."""
+    return cv2.sqrt(cv2.transform(squares, np.ones((1, squares.shape[2]), np.float32)))

@@ -16,6 +16,7 @@ from companion.vision.blocks import BlockFinder, FoundBlock, one_holds, to_block
 from companion.vision.camera import CameraModel
 from companion.vision.deblur import detect_listed, read_from_paper
 from companion.vision.exposure import with_exposure_warning
+from companion.vision.hands import HANDS_WARNING
 from companion.vision.markers import MarkerDetections, dictionary, mean_side_px, side_lengths_px, to_gray
 from companion.vision.minis import MarkerPose, fit_square, locate_horizontal_marker
 from companion.vision.registration import Registration, anchor_points, register, residual_px
@@ -208,8 +209,9 @@ class Locator:
         minis = tuple(self._on_block(analysis, camera, m, finder.stood_on[m.id], known_z_mm or {})
                       if m.id in finder.stood_on else m for m in state.minis)
         minis = tuple(self._nothing_under(analysis, camera, m, blocks, known_z_mm or {}) for m in minis)
-        state = replace(state, minis=minis, blocks=to_block_states(list(blocks)),
-                        warnings=with_exposure_warning(state.warnings, image, TableView(camera, reg.pose), self.setup))
+        warnings = with_exposure_warning(state.warnings, image, TableView(camera, reg.pose), self.setup)
+        warnings = tuple(w for w in warnings if w != HANDS_WARNING) + ((HANDS_WARNING,) if finder.hands_mm2 else ())
+        state = replace(state, minis=minis, blocks=to_block_states(list(blocks)), warnings=warnings)
         return replace(analysis, state=state, blocks=blocks)
 
     def _on_block(self, analysis: FrameAnalysis, camera: CameraModel, mini: MiniState, top_mm: float,

@@ -1,0 +1,63 @@
+"""Hands and arms over the table: where they are, and that the block finder reads no block there."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from companion.bench.blockscore import polygon_iou
+from companion.synth.worlds import Camera, bench_scene
+from companion.vision.colours import PAPER_ALBEDO
+from companion.vision.hands import HANDS_WARNING, hand_regions
+from companion.vision.locator import Locator
+
+MM_PER_PX = 2.0
+
+
+def _ellipse(shape: tuple[int, int], centre_mm, axes_mm, angle_deg: float) -> np.ndarray:
+    mask = np.zeros(shape, np.uint8)
+    cv2.ellipse(mask, (round(centre_mm[0] / MM_PER_PX), round(centre_mm[1] / MM_PER_PX)),
+                (round(axes_mm[0] / MM_PER_PX), round(axes_mm[1] / MM_PER_PX)), angle_deg, 0, 360, 1, -1)
+    return mask > 0
+
+
+def test_an_arm_over_a_wooden_table_is_a_hand_and_an_orange_brick_beside_it_and_the_arms_shadow_are_not():
+    """On wood the table is skin-toned itself and the block finder's local table (a median over
+    60 mm) takes an arm's middle for table; against the table over a wider window, an arm is
+    skin, wider than any brick. Its shaded rim is not skin-toned and belongs to it; its shadow and
+    an orange brick beside it (skin-toned too, but 16 mm wide) do not."""
+    white = np.full(3, PAPER_ALBEDO)  # the paper seen as paper: colours are judged as they are
+    wood, skin, rim, orange = (40, 85, 140), (120, 160, 215), (45, 60, 85), (20, 110, 235)  # BGR
+    view = np.full((400, 600, 3), wood, np.uint8)
+    view += np.random.default_rng(0).integers(0, 6, view.shape, dtype=np.uint8)  # grain
+    shadow = _ellipse(view.shape[:2], (560, 460), (170, 45), 30.0)
+    view[shadow] = (np.asarray(wood) * 0.45).astype(np.uint8)
+    arm = _ellipse(view.shape[:2], (500, 400), (170, 42), 30.0)
+    lit = _ellipse(view.shape[:2], (497, 395), (164, 36), 30.0)
+    view[arm] = rim
+    view[lit] = skin
+    brick = np.zeros(view.shape[:2], bool)
+    brick[150:158, 330:346] = True  # a 2 x 4 brick's top, 16 x 32 mm, 20 mm from the arm
+    view[brick] = orange
+
+    hands = hand_regions(view, white, MM_PER_PX) > 0
+
+    assert hands[arm].mean() >= 0.95
+    assert not hands[brick].any()
+    assert hands[shadow & ~arm].mean() <= 0.1
+    assert not hand_regions(np.where(arm[..., None], np.asarray(wood, np.uint8), view), white, MM_PER_PX).any()
+
+
+def test_an_arms_shaded_rim_and_its_shadow_on_wood_are_no_black_bricks():
+    """Two arms over a wooden table (ray-cast bench table 8 with two hands): the arms' shaded rims
+    along them were read as black bricks 6-29 mm high, 14 x 64 mm (four), and a piece of an
+    arm's shadow beside it as a black plate: five false blocks. Now every block found is a true
+    brick, and the frame says a hand hides part of the table."""
+    scene = bench_scene("raycast", 8, "standard", n_hands=2)
+    state = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).state
+    bricks = [b.footprint_mm() for b in scene.bricks]
+    false = [(b.color, b.height_mm, np.round(np.mean(b.footprint_mm, axis=0))) for b in state.blocks
+             if max(polygon_iou(np.asarray(b.footprint_mm), f) for f in bricks) == 0.0]
+    assert not false
+    assert len(state.blocks) >= 6  # the bricks in the open are still found
+    assert HANDS_WARNING in state.warnings
