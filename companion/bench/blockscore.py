@@ -20,6 +20,7 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import BRICK_MM
+from companion.synth.render import hidden_by_hands
 from companion.synth.scene import BLOCK_KINDS, Scene, TruthBlock
 from companion.vision.blocks import tile_side_mm
 from companion.vision.camera import CameraModel, TablePose
@@ -31,6 +32,7 @@ PLAIN_DISTANCE = 30.0  # colour distance from the table's median (8-bit levels) 
 PLAIN_SATURATION = 60  # or this much more saturated than the table (HSV, 0-255)
 MIN_BLOCK_MM2 = 100.0
 HALF_BRICK_MM = BRICK_MM / 2  # a height this close is the right number of bricks
+HIDDEN_BY_HAND = 0.5  # of a block's top a hand hides from the camera: no block a frame can be asked to read
 
 
 @dataclass(frozen=True)
@@ -82,13 +84,18 @@ class BlockScore:
     # Blocks reported hidden whole under a standing mini: reported, found (IoU >= 0.5), and with a
     # true block under them (one whose footprint holds their centre), IoU or not.
     hidden: list[int] = field(default_factory=lambda: [0, 0, 0])
+    # True blocks whose top a hand hides (HIDDEN_BY_HAND of it or more): not expected; a block
+    # reported over one is neither found nor false.
+    under_hands: int = 0
 
     def add(self, scene: Scene, reported: list[Reported], ms: float | None) -> None:
         self.frames += 1
         if ms is not None:
             self.ms.append(ms)
         truth = scene.truth_blocks()
-        self.expected += len(truth)
+        under_hand = {i for i, t in enumerate(truth) if hidden_by_hands(scene, t.footprints, t.height_mm) >= HIDDEN_BY_HAND}
+        self.under_hands += len(under_hand)
+        self.expected += len(truth) - len(under_hand)
         pairs = sorted(((polygon_iou(t.footprints, r.footprint_mm), i, j) for i, t in enumerate(truth)
                         for j, r in enumerate(reported)), reverse=True)
         used_t: set[int] = set()
@@ -97,7 +104,7 @@ class BlockScore:
         for iou, i, j in pairs:
             if iou < 0.5:
                 break
-            if i in used_t or j in used_r:
+            if i in used_t or j in used_r or i in under_hand:
                 continue
             used_t.add(i)
             used_r.add(j)
@@ -113,6 +120,8 @@ class BlockScore:
             self.colours[(truth[i].colour, reported[j].color)] += 1
         best_iou = {i: iou for iou, i, _ in reversed(pairs)}  # each true block's best overlap
         for i, t in enumerate(truth):
+            if i in under_hand:
+                continue
             self.kinds[t.kind][0] += 1
             if i not in used_t:
                 self.missed_colours[t.colour] += 1
@@ -123,6 +132,9 @@ class BlockScore:
             if r.color != t.colour or (r.height_mm is not None and abs(r.height_mm - t.height_mm) > HALF_BRICK_MM):
                 self.wrong.append({"scene": self.frames - 1, "truth": _described(t), "seen": _seen(r),
                                    "iou": round(iou, 2)})
+        # What is seen of a block a hand hides, at its height, is no false block (nor found).
+        used_r |= {j for iou, i, j in pairs if i in under_hand and iou > 0 and reported[j].height_mm is not None
+                   and abs(reported[j].height_mm - truth[i].height_mm) <= HALF_BRICK_MM}
         for j, r in enumerate(reported):
             if j not in used_r:
                 self.wrong.append({"scene": self.frames - 1, "truth": None, "seen": _seen(r)})
@@ -156,6 +168,7 @@ class BlockScore:
                             **({"missed": self.missed_colours[t]} if self.missed_colours[t] else {})}
                         for t in sorted({t for t, _ in self.colours} | set(self.missed_colours))},
             "hidden": dict(zip(("reported", "found", "over_a_block"), self.hidden)),
+            "under_hands": self.under_hands,
             "wrong": self.wrong,
         }
 

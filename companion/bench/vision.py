@@ -239,6 +239,9 @@ def format_table(result: dict, details: bool = False) -> str:
     pipeline = result["block_methods"][0]
     lines.append("pipeline by kind (found; found with the height within half a brick; blocks): " + "; ".join(
         f"{kind} {k['found']}, {k['height_within_half_brick']} ({k['blocks']})" for kind, k in pipeline["by_kind"].items()))
+    if pipeline["under_hands"]:
+        lines.append(f"blocks a hand hides from the camera (half their top or more; not counted above): "
+                     f"{pipeline['under_hands']}")
     hidden = pipeline["hidden"]
     if hidden["reported"]:
         lines.append(f"hidden whole under standing minis (pipeline; colour unknown, footprint the most the mini hides): "

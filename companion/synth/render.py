@@ -781,6 +781,25 @@ def _points_box(scene: Scene, points_mm: np.ndarray) -> tuple[int, int, int, int
     return x0, y0, x1, y1
 
 
+def hidden_by_hands(scene: Scene, footprints: list[np.ndarray], top_mm: float, samples: int = 5) -> float:
+    """Share of points on a block's top (its bricks' footprints, (4, 2) mm corners in turn, at
+    `top_mm`) that a hand or an arm hides from the camera."""
+    if not scene.hands:
+        return 0.0
+    g = (np.arange(samples) + 0.5) / samples
+    u, v = (a.reshape(-1, 1) for a in np.meshgrid(g, g))
+    pts = np.concatenate([f[0] + u * (f[1] - f[0]) + v * (f[3] - f[0]) for f in np.asarray(footprints, float)])
+    pts3 = np.concatenate([pts, np.full((len(pts), 1), top_mm + 1e-3)], axis=1)
+    towards = scene.pose.camera_centre_mm - pts3
+    length = np.linalg.norm(towards, axis=1)
+    hidden = np.zeros(len(pts3), bool)
+    for h in scene.hands:
+        for part in _hand_primitives(h):
+            t, _, _ = part.intersect(pts3, towards / length[:, None])
+            hidden |= t < length
+    return float(hidden.mean())
+
+
 def marker_visible_fraction(scene: Scene, mini: SynthMini, samples: int = 5) -> float:
     """Share of points on a mini's marker that the camera sees directly (not behind a hand or a brick)."""
     c, s = _rot2(mini.heading_deg)

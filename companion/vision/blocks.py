@@ -268,8 +268,8 @@ class BlockFinder:
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
                 continue  # a mini's or a hand's shadow on the table beside it
             blocks += fitted((x, y, w, h), region, its_level)
-        # A fit whose top the frame shows on a hand took the hand for its top (a brick half under an
-        # arm read 80 mm high, a hand's shadow as a tower under it).
+        # A fit whose top the frame shows on a hand took the hand for its top (a black brick half
+        # under an arm was read again beside it, taller).
         blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)

@@ -113,3 +113,25 @@ def test_blocks_reported_hidden_under_minis_are_counted_apart_and_scored_as_any(
     assert summary["hidden"] == {"reported": 3, "found": 1, "over_a_block": 2}
     assert summary["false_per_frame"] == 2.0 and summary["colours"]["red"] == {"": 1}
     assert format_confusion(summary["colours"], "colours")[1].split()[0] == "unknown"
+
+
+def test_a_block_a_hand_hides_from_the_camera_is_not_expected_and_what_is_seen_of_it_at_its_height_is_no_false_block():
+    """A hand held over the red brick (its palm 100 mm above it) hides its top: the frame cannot be
+    asked for it. Reported at its height it is neither found nor false; reported at a tower's
+    height (the hand lent it its edges) it is a false block. The others count as ever."""
+    from companion.synth.render import hidden_by_hands
+    from companion.synth.scene import SynthHand
+
+    scene, bricks = _three_bricks()
+    hand = replace(scene, hands=(SynthHand(bricks[0].x_mm, bricks[0].y_mm, 100.0, 0.0),))
+    assert hidden_by_hands(hand, [bricks[0].footprint_mm()], bricks[0].top_mm) == 1.0
+    assert hidden_by_hands(hand, [bricks[2].footprint_mm()], bricks[2].top_mm) == 0.0
+    assert hidden_by_hands(scene, [bricks[0].footprint_mm()], bricks[0].top_mm) == 0.0
+    gray = Reported(bricks[1].footprint_mm(), bricks[1].top_mm, "gray")
+    for red_height_mm, false in ((bricks[0].top_mm, 0.0), (80.0, 1.0)):
+        score = BlockScore("pipeline")
+        score.add(hand, [Reported(bricks[0].footprint_mm() + [4.0, 0.0], red_height_mm, "red"), gray],
+                  None)
+        summary = score.summary()
+        assert summary["under_hands"] == 1 and score.expected == 2 and summary["found"] == 0.5
+        assert summary["false_per_frame"] == false and summary["colours"] == {"gray": {"gray": 1}, "blue": {"missed": 1}}
