@@ -4,10 +4,11 @@ A hand is skin-toned once the anchors' paper is made white, and wider than any b
 a disc HAND_WIDTH_MM across, a brick's outline (a 4 x 6 brick is 32 mm wide) leaves nothing, a
 palm or an arm stays. It is told from the table against the table as seen over a window wider
 than an arm (HAND_TABLE_WINDOW_MM): the block finder's own local table, a median over 60 mm,
-takes an arm's middle for table, and a wooden table is skin-toned itself. A hand's rim, shaded
-by its own roundness, is not skin-toned: the region is grown by HAND_RIM_MM into what differs
-from the table there. What lies in it is no block the frame can read: the block finder leaves
-it out (a hand's shaded rim on wood was read as a black brick, the hand itself as a tower).
+takes an arm's middle for table, and a wooden table is skin-toned itself. The rest of it is what
+shares its chromaticity, paler where a lamp's glare lights it, darker on its far side (but not as
+dark as its shadow on the table), and a rim HAND_RIM_MM wide, shaded by its own roundness. What
+lies in it is no block the frame can read: the block finder leaves it out (a hand's shaded rim on
+wood was read as a black brick).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from companion.vision.colours import PAPER_ALBEDO, colour_distance
 
 HANDS_WARNING = ("a hand or an arm over the table hides part of it: no block is read under it or beside it "
                  "(take it away and look again)")
+SKIN_HUES = (0, 22)  # OpenCV hues (half degrees): red to yellow-orange
+HAND_HUES = (-10, 22)  # ... and pink, for a hand: a path-traced one in a clipped frame's glare reads -10 deg; no
+# brick is as wide as a hand
 HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)
 HAND_WIDTH_MM = 40.0  # a palm and an arm are wider than this; a brick (4 x 6 at most, 32 mm) is not
 HAND_TABLE_WINDOW_MM = 240.0  # the table round a hand: a median over this (an arm is ~90 mm wide)
@@ -28,27 +32,19 @@ HAND_CHROMA = 0.08  # chromaticity (b, g, r over their sum) this near the skin-t
 HAND_LIT = 0.75  # ... where it is no darker than this of the skin-toned part (its shadow on the table is)
 
 
-def skin_toned(bgr: np.ndarray) -> np.ndarray:
-    """Per colour (N, 3) BGR: orange-ish hue, moderate saturation, bright (a hand or an arm)."""
+def skin_toned(bgr: np.ndarray, hues: tuple[int, int] = SKIN_HUES) -> np.ndarray:
+    """Per colour (N, 3) BGR: a hue within `hues`, moderate saturation, bright (a hand or an arm)."""
     pixels = np.clip(np.asarray(bgr, np.float32), 0, 255).astype(np.uint8).reshape(-1, 1, 3)
     hsv = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV).reshape(-1, 3).astype(int)
-    return (hsv[:, 0] <= 22) & (hsv[:, 1] >= 45) & (hsv[:, 1] <= 170) & (hsv[:, 2] >= 90)
+    low, high = hues
+    hue = np.where(hsv[:, 0] >= 90, hsv[:, 0] - 180, hsv[:, 0])  # (red about 0, pink below it)
+    return (hue >= low) & (hue <= high) & (hsv[:, 1] >= 45) & (hsv[:, 1] <= 170) & (hsv[:, 2] >= 90)
 
 
-def skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
+def skin_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray, hues: tuple[int, int] = SKIN_HUES) -> np.ndarray:
     """`skin_toned` of pixels (N, 3, BGR) once the anchors' paper (`white`, RGB 0-1) is made white."""
-    return skin_toned(pixels_bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO)
-
-
-def hand_toned_on_paper(pixels_bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
-    """Per pixel (N, 3, BGR), once the anchors' paper (`white`, RGB 0-1) is made white: a hue from
-    pink to yellow-orange, paler than skin_toned asks (a path-traced hand in the glare of a frame
-    whose paper is clipped reads pink, hue -10 degrees, saturation 0.2). A brick's colours pass
-    too; no brick is as wide as a hand."""
-    balanced = pixels_bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO
-    pixels = np.clip(balanced, 0, 255).astype(np.uint8).reshape(-1, 1, 3)
-    hsv = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV).reshape(-1, 3).astype(int)
-    return ((hsv[:, 0] <= 22) | (hsv[:, 0] >= 170)) & (hsv[:, 1] >= 45) & (hsv[:, 1] <= 170) & (hsv[:, 2] >= 90)
+    return skin_toned(pixels_bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32)[::-1], 1e-3) * PAPER_ALBEDO,
+                      hues)
 
 
 def hand_regions(view: np.ndarray, white: np.ndarray, mm_per_px: float) -> np.ndarray:
@@ -60,7 +56,7 @@ def hand_regions(view: np.ndarray, white: np.ndarray, mm_per_px: float) -> np.nd
     wide_table = cv2.resize(cv2.medianBlur(small, window_px), (view.shape[1], view.shape[0]),
                             interpolation=cv2.INTER_LINEAR)
     differs = colour_distance(view, wide_table, blur_px=1.0) > HAND_CONTRAST
-    skin = (hand_toned_on_paper(view.reshape(-1, 3), white).reshape(view.shape[:2]) & differs).astype(np.uint8)
+    skin = (skin_toned_on_paper(view.reshape(-1, 3), white, HAND_HUES).reshape(view.shape[:2]) & differs).astype(np.uint8)
     wide_px = int(HAND_WIDTH_MM / mm_per_px) | 1
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (wide_px, wide_px))
     palms = cv2.morphologyEx(skin, cv2.MORPH_OPEN, disc)
