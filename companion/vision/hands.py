@@ -56,7 +56,10 @@ def hand_regions(view: np.ndarray, white: np.ndarray, mm_per_px: float) -> np.nd
     wide_table = cv2.resize(cv2.medianBlur(small, window_px), (view.shape[1], view.shape[0]),
                             interpolation=cv2.INTER_LINEAR)
     differs = colour_distance(view, wide_table, blur_px=1.0) > HAND_CONTRAST
-    skin = (skin_toned_on_paper(view.reshape(-1, 3), white, HAND_HUES).reshape(view.shape[:2]) & differs).astype(np.uint8)
+    skin = np.zeros(view.shape[:2], np.uint8)
+    skin[differs] = skin_toned_on_paper(view[differs], white, HAND_HUES)
+    if np.count_nonzero(skin) * mm_per_px ** 2 < HAND_MM2:
+        return np.zeros_like(skin)  # (most frames: the opening below is most of the time)
     wide_px = int(HAND_WIDTH_MM / mm_per_px) | 1
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (wide_px, wide_px))
     palms = cv2.morphologyEx(skin, cv2.MORPH_OPEN, disc)
