@@ -18,11 +18,10 @@ from companion.synth.render import Renderer, linear_to_srgb as encode  # a webca
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
 from companion.vision.blocks import (FAINT_SHARE, FINE_MM, FINER_APART, STUD_HOLE_MM2, BlockFinder, _arms,
                                      _faint_candidates, _faint_parts, _small_holes_filled, _top_face, _BRICK_DISC,
-                                     _filled_pieces, colour_distance, colour_parts, stud_gaps_closed, to_block_states,
-                                     union_outline)
+                                     _filled_pieces, colour_parts, stud_gaps_closed, to_block_states, union_outline)
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.brickfit import TableRect
-from companion.vision.colours import PAPER_ALBEDO, classify_colour
+from companion.vision.colours import PAPER_ALBEDO, classify_colour, colour_distance
 from companion.vision.locator import Locator
 from companion.vision.tableview import TableView
 from companion.vision.touching import TABLE
