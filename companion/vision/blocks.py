@@ -270,7 +270,8 @@ class BlockFinder:
             blocks += fitted((x, y, w, h), region, its_level)
         # A fit whose top the frame shows on a hand took the hand for its top (a black brick half
         # under an arm was read again beside it, taller).
-        blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
+        if self.hands_mm2:
+            blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
         blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {})
@@ -1864,15 +1865,13 @@ def _clear_of_others(setup: Setup, minis: tuple[MiniState, ...], mini: MiniState
 
 def _in_hands(hands: np.ndarray, region: np.ndarray) -> bool:
     """Whether most of a candidate's region (a mask over its box of `hands`) lies on a hand."""
-    return bool(hands.any()) and float(np.mean(hands[region] > 0)) >= ON_HANDS
+    return float(np.mean(hands[region] > 0)) >= ON_HANDS
 
 
 def _top_on_hands(block: FoundBlock, hands: np.ndarray, camera_mm: np.ndarray) -> bool:
     """Whether most of a block's top, where the frame shows it on the table's plane (seen from the
     camera at `camera_mm`, a top lies further out from below the lens the higher it is), lies on a
     hand in `hands` (the coarse view's mask)."""
-    if not hands.any():
-        return False
     corners = np.asarray(block.footprint_mm, float)
     below = camera_mm[:2]
     seen = below + (corners - below) * camera_mm[2] / max(camera_mm[2] - block.height_mm, 1.0)
