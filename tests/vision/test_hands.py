@@ -8,7 +8,7 @@ import numpy as np
 from companion.bench.blockscore import polygon_iou
 from companion.synth.worlds import Camera, bench_scene
 from companion.vision.colours import PAPER_ALBEDO
-from companion.vision.hands import HANDS_WARNING, hand_regions
+from companion.vision.hands import HAND_RIM_MM, HANDS_WARNING, hand_regions
 from companion.vision.locator import Locator
 
 MM_PER_PX = 2.0
@@ -46,6 +46,41 @@ def test_an_arm_over_a_wooden_table_is_a_hand_and_an_orange_brick_beside_it_and_
     assert not hands[brick].any()
     assert hands[shadow & ~arm].mean() <= 0.1
     assert not hand_regions(np.where(arm[..., None], np.asarray(wood, np.uint8), view), white, MM_PER_PX).any()
+
+
+def test_a_pale_arm_in_a_clipped_frame_is_a_hand_with_its_far_side_and_a_sheet_of_paper_is_not():
+    """A frame exposed for a dark table clips the paper and an arm held up towards the lamp: the arm
+    reads white, its hue lost, and its far side is a gray band a third to a half as bright (a
+    path-traced frame read black bricks in it). It is a hand, band and all, for it is wider than
+    any brick and rounded; its bluish shadow on the wood is not, nor a sheet of paper as large
+    (a rectangle), nor the same arm where the paper is not at the camera's ceiling (a hand would
+    show its hue there: pale, it is the table's own)."""
+    white = np.ones(3)  # the paper at the camera's ceiling
+    wood, pale, far_side, shade = (70, 80, 100), (236, 247, 254), (95, 100, 103), (68, 61, 54)  # BGR
+    view = np.full((400, 600, 3), wood, np.uint8)
+    view += np.random.default_rng(1).integers(0, 6, view.shape, dtype=np.uint8)
+    shadow = _ellipse(view.shape[:2], (560, 470), (170, 45), 30.0)
+    view[shadow] = shade
+    arm = _ellipse(view.shape[:2], (500, 400), (170, 45), 30.0)
+    lit = _ellipse(view.shape[:2], (490, 382), (162, 28), 30.0)
+    view[arm] = far_side
+    view[lit] = pale
+    sheet = np.zeros(view.shape[:2], bool)
+    sheet[40:100, 40:130] = True  # 180 x 120 mm of paper
+    view[sheet] = pale
+
+    hands = hand_regions(view, white, MM_PER_PX) > 0
+
+    assert hands[arm].mean() >= 0.95
+    rim_px = 2 * round(HAND_RIM_MM / MM_PER_PX) + 1  # (the hand's rim, by design, takes the shadow's edge)
+    near_arm = cv2.dilate(arm.astype(np.uint8), np.ones((rim_px, rim_px), np.uint8)) > 0
+    assert hands[shadow & ~near_arm].mean() <= 0.02
+    assert not hands[sheet].any()
+    assert not hand_regions(view, np.full(3, 0.75), MM_PER_PX).any()
+
+
+def test_a_table_where_nothing_differs_has_no_hand():
+    assert not hand_regions(np.full((400, 600, 3), 128, np.uint8), np.ones(3), MM_PER_PX).any()
 
 
 def test_an_arms_shaded_rim_and_its_shadow_on_wood_are_no_black_bricks():
