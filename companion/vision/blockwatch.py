@@ -81,6 +81,9 @@ class BlockWatch:
         self._next_id = 0
         self._states: tuple[BlockState, ...] = ()  # what `states` answers until the next search
         self.searches = 0
+        # Whether the last search saw a hand or an arm over the table (`BlockFinder.hands_mm2`):
+        # none is read under it, and the blocks it covers are held as they were.
+        self.hands_seen = False
         self.searches_s: list[float] = []  # each search's time, from its start to its blocks matched (s)
         self._lock = threading.Lock()
         self._pool = ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), _worker_start,
@@ -114,7 +117,8 @@ class BlockWatch:
             if done.cancelled() or done.exception() is not None:
                 return  # shutting down (or a search that failed: the next one tries again)
             with self._lock:
-                self._match(image, camera, pose, done.result(), time_s, samples)
+                found, hands = done.result()
+                self._match(image, camera, pose, found, time_s, samples, hands)
                 self.searches_s.append(time.perf_counter() - began)
         self._running.add_done_callback(matched)
 
@@ -181,13 +185,14 @@ class BlockWatch:
         began = time.perf_counter()
         found = self.finder.find(image, camera, pose, minis)
         with self._lock:
-            self._match(image, camera, pose, found, time_s, _samples(image))
+            self._match(image, camera, pose, found, time_s, _samples(image), self.finder.hands_mm2 > 0)
             self.searches_s.append(time.perf_counter() - began)
 
     def _match(self, image: np.ndarray, camera: CameraModel, pose: TablePose, found: list[FoundBlock], time_s: float,
-               samples: np.ndarray | None = None) -> None:
+               samples: np.ndarray | None = None, hands: bool = False) -> None:
         self._last_search = time_s
         self.searches += 1
+        self.hands_seen = hands
         view = self.finder.view(camera, pose)
         still = None if samples is None else _still_test((time_s, samples), self._latest)
         matched: set[int] = set()
@@ -371,6 +376,8 @@ def _worker_ready() -> bool:
     return _worker_finder is not None
 
 
-def _worker_find(image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...]) -> list[FoundBlock]:
+def _worker_find(image: np.ndarray, camera: CameraModel, pose: TablePose, minis: tuple[MiniState, ...]
+                 ) -> tuple[list[FoundBlock], bool]:
+    """The blocks found, and whether a hand was seen over the table."""
     assert _worker_finder is not None
-    return _worker_finder.find(image, camera, pose, minis)
+    return _worker_finder.find(image, camera, pose, minis), _worker_finder.hands_mm2 > 0

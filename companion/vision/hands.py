@@ -25,6 +25,9 @@ from companion.vision.colours import PAPER_ALBEDO, colour_distance
 
 HANDS_WARNING = ("a hand or an arm over the table hides part of it: no block is read under it or beside it "
                  "(take it away and look again)")
+# ... in a live stream, where the blocks last seen there are held while it stays
+LIVE_HANDS_WARNING = ("a hand or an arm over the table hides part of it: the blocks there are held as last seen "
+                      "and no new one is read under it or beside it")
 SKIN_HUES = (0, 22)  # OpenCV hues (half degrees): red to yellow-orange
 HAND_HUES = (-10, 22)  # ... and pink for a hand (a path-traced one in a clipped frame's glare reads -10 deg)
 HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)

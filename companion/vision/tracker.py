@@ -23,6 +23,7 @@ from companion.vision.blocks import BlockFinder
 from companion.vision.blockwatch import BlockWatch
 from companion.vision.camera import TablePose
 from companion.vision.exposure import PAPER_CLIPPED_WARNING, with_exposure_warning
+from companion.vision.hands import LIVE_HANDS_WARNING
 from companion.vision.incremental import REMEASURE_EVERY, IncrementalMarkers, TrackerStats
 from companion.vision.locator import Locator
 from companion.vision.markers import MarkerDetections, median_rows
@@ -220,7 +221,9 @@ class LiveTracker:
             # The exposure is judged when blocks are looked for: their colours are what it spoils.
             self._exposure_warnings = with_exposure_warning((), image, TableView(camera, self._registration.pose),
                                                             self.setup)
-        warnings = tuple(w for w in state.warnings if w != PAPER_CLIPPED_WARNING) + self._exposure_warnings
+        # (A frame where nothing moved carries the last state's warnings: the searches' own are set anew.)
+        warnings = (tuple(w for w in state.warnings if w not in (PAPER_CLIPPED_WARNING, LIVE_HANDS_WARNING))
+                    + self._exposure_warnings + ((LIVE_HANDS_WARNING,) if watch.hands_seen else ()))
         return replace(state, blocks=watch.states(), blocks_seen=watch.seen, warnings=warnings)
 
     def _camera_moved(self, registration: Registration) -> bool:

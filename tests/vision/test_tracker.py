@@ -277,3 +277,23 @@ def test_a_small_walker_missed_as_it_stops_is_found_where_it_stopped():
     reported = state.mini(28)
     assert reported.status == "seen", f"walker 28 is {reported.status} ({reported.held_place}) 4 frames after it stopped"
     assert math.hypot(reported.x_mm - truth.x_mm, reported.y_mm - truth.y_mm) < 1.0
+
+
+def test_a_hand_over_the_table_is_told_while_the_block_searches_see_it():
+    """A hand over the table in a live stream: the block searches read no block under it and hold
+    the blocks they knew, and the state says so while the last search saw the hand; once it is
+    gone, the next search's state no longer does."""
+    from companion.synth.scene import SynthHand
+    from companion.vision.hands import LIVE_HANDS_WARNING
+
+    renderer = Renderer()
+    base = random_scene(91, "standard", n_minis=6, n_bricks=3)
+    hand = replace(base, hands=(SynthHand(base.table.width_mm / 2, base.table.depth_mm / 2, 120.0, 60.0),))
+    tracker = LiveTracker(base.setup())
+    said = []
+    for frame, scene in enumerate([base] * 3 + [hand] * 4 + [base] * 4):
+        state = tracker.update(renderer.render(replace(scene, noise_seed=frame)), frame, float(frame))
+        said.append(LIVE_HANDS_WARNING in state.warnings)
+    assert not any(said[:3])
+    assert said[6]  # (the searches run every 2 s, sooner once a change settles)
+    assert not said[-1]
