@@ -274,6 +274,7 @@ class BlockFinder:
             blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
+        blocks = _not_inside_a_taller(blocks)
         blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {})
         return _named_in_frames_light(blocks, self.palette)
 
@@ -282,7 +283,7 @@ class BlockFinder:
                      white_table: float, frame_heights: dict[int, MiniState]) -> list[FoundBlock]:
         """The blocks found, with the block each mini standing above the table stands on where no
         block found holds its base's centre (`under_mini`: the mini hides most of it, and the
-        finder left its place out); what was found of it beside the mini is dropped for it. A
+        finder left its place out); what was found of it beside the mini, or of its faces (`_inside`), is dropped for it. A
         mini placed at its roster's height is looked under where the frame alone stood it
         (`frame_heights`)."""
         found = list(blocks)
@@ -306,7 +307,8 @@ class BlockFinder:
                 m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None)
             under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
             if under is not None:
-                found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)] + [under]
+                found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)
+                         and not _inside(b, under)] + [under]
                 if as_framed:
                     self.stood_on[m.id] = under.height_mm
         return found
@@ -1829,6 +1831,13 @@ HIDDEN_STAND_SIGMAS = 3.0
 HIDDEN_FIT = 0.5
 ON_HANDS = 0.5  # a candidate or a top this much on a hand (`hands.hand_regions`) is no block the frame can read
 MOSTLY_WITHIN = 0.5  # a block found beside a mini with this share of it inside the block the mini stands on
+# Two blocks do not stand in one place: a block with this share of its footprint inside that of one
+# of its colour TALLER_BY_MM taller was its face (`_not_inside_a_taller`: on the dev frames 0.59
+# and 0.72, a gray and a black brick's wall read as 6.4 mm blocks). Touching bricks' boxes overlap
+# by their fits' errors, up to 0.95 of one's footprint, within two plates of each other's height;
+# a lower brick of another colour fitted into its taller neighbour's box shared 0.36-0.49 of it.
+INSIDE_A_TALLER = 0.35
+TALLER_BY_MM = 4 * PLATE_MM
 
 
 def _coarse_at(coarse: np.ndarray, points_mm: np.ndarray, origin_mm: tuple[float, float] | np.ndarray = (0.0, 0.0),
@@ -1882,12 +1891,34 @@ def _top_on_hands(block: FoundBlock, hands: np.ndarray, camera_mm: np.ndarray) -
 
 def _mostly_within(footprint_mm: np.ndarray, other_mm: np.ndarray) -> bool:
     """Whether MOSTLY_WITHIN of a footprint lies inside another (a piece of it found beside its mini)."""
-    a, b = footprint_mm.astype(np.float32), other_mm.astype(np.float32)
+    return _share_within(footprint_mm, other_mm) >= MOSTLY_WITHIN
+
+
+def _share_within(footprint_mm: np.ndarray, other_mm: np.ndarray) -> float:
+    """How much of a brick's footprint (4 corners) lies inside another footprint (a wall's outline:
+    its hull); 0 for a wall's own outline (no piece of a brick)."""
+    a = footprint_mm.astype(np.float32)
     if len(a) != 4:
-        return False  # a wall's outline: no piece of a brick
+        return 0.0
+    b = other_mm.astype(np.float32) if len(other_mm) == 4 else cv2.convexHull(other_mm.astype(np.float32))
     area = cv2.contourArea(a)
     inter, _ = cv2.intersectConvexConvex(a, b)
-    return area > 0 and inter / area >= MOSTLY_WITHIN
+    return float(inter / area) if area > 0 else 0.0
+
+
+def _not_inside_a_taller(blocks: list[FoundBlock]) -> list[FoundBlock]:
+    """The blocks but those standing in a block of their colour TALLER_BY_MM taller or more
+    (INSIDE_A_TALLER of their footprint within its): two blocks do not stand in one place, and such
+    a one was that block's own face (its wall in shade) fitted as a low block beside its top. (One
+    of another colour there was a lower brick touching it, its box fitted into the other's: the
+    verdicts still want it on their lines.)"""
+    return [b for b in blocks if b.hidden_under is not None or not any(a is not b and _inside(b, a) for a in blocks)]
+
+
+def _inside(block: FoundBlock, other: FoundBlock) -> bool:
+    """Whether a block stands in another of its colour (`_not_inside_a_taller`)."""
+    return (other.height_mm >= block.height_mm + TALLER_BY_MM and block.color == other.color
+            and _share_within(block.footprint_mm, other.footprint_mm) >= INSIDE_A_TALLER)
 
 
 def tile_side_mm(marker_mm: float) -> float:

@@ -1984,3 +1984,26 @@ def test_touching_bricks_under_the_lens_are_as_tall_as_their_shadows_say():
     assert abs(orange.height_mm - 28.8) <= 3.2, orange.height_mm
     low, high = orange.height_range_mm
     assert low <= 28.8 <= high, (low, high)
+
+
+def test_a_low_block_of_a_taller_ones_colour_standing_in_it_is_its_face_and_one_of_another_colour_is_not():
+    """Two blocks do not stand in one place. A path-traced gray 1 x 4 brick 28.8 mm high was found,
+    and its wall in shade beside it again as a gray block 6.4 mm high, 9 mm along it (0.59 of its
+    footprint inside the brick's): that one is the brick's face, no block. A lower brick of another
+    colour fitted into a taller neighbour's box (an orange one touching a gray one) is a brick,
+    and so is a block of the same colour less than four plates lower (a touching pair's boxes
+    overlap by their fits' errors) or one beside it."""
+    from companion.vision.blocks import FoundBlock, _not_inside_a_taller
+    from companion.vision.brickfit import BoxFit
+
+    def block(x_mm: float, y_mm: float, height_mm: float, colour: str) -> FoundBlock:
+        footprint = TableRect(np.array([x_mm, y_mm]), np.array([0.0, 1.0]), (11.9, 3.9))  # 1 x 4
+        fit = BoxFit(top=footprint, silhouette=footprint, height_mm=height_mm, footprint=footprint,
+                     height_cost={height_mm: 0.0})
+        return FoundBlock(footprint.corners(), height_mm, colour, 0.95, 0.9, 0.9, (4, 1), fit, np.full(3, 120.0))
+
+    brick = block(825.0, 446.0, 28.8, "gray")
+    face = block(825.0, 455.0, 6.4, "gray")
+    assert _not_inside_a_taller([brick, face]) == [brick]
+    for kept in (block(825.0, 455.0, 6.4, "orange"), block(825.0, 455.0, 19.2, "gray"), block(834.0, 446.0, 6.4, "gray")):
+        assert _not_inside_a_taller([brick, kept]) == [brick, kept]
