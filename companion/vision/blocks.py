@@ -283,9 +283,9 @@ class BlockFinder:
                      white_table: float, frame_heights: dict[int, MiniState]) -> list[FoundBlock]:
         """The blocks found, with the block each mini standing above the table stands on where no
         block found holds its base's centre (`under_mini`: the mini hides most of it, and the
-        finder left its place out); what was found of it beside the mini, or of its faces (`_inside`), is dropped for it. A
-        mini placed at its roster's height is looked under where the frame alone stood it
-        (`frame_heights`)."""
+        finder left its place out); what was found of it beside the mini, or of its faces
+        (`_inside`), is dropped for it. A mini placed at its roster's height is looked under where
+        the frame alone stood it (`frame_heights`)."""
         found = list(blocks)
         for m in minis:
             spec = self.setup.mini(m.id)

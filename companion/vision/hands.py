@@ -11,9 +11,10 @@ lies in it is no block the frame can read: the block finder leaves it out (a han
 wood was read as a black brick).
 
 A frame exposed for a dark table clips a hand held up towards the lamp: it reads white to pale
-pink, its hue lost, and so does the paper (PALE_PAPER). Then it is the pale part (near the paper's white, little saturation) that is
-as wide as a hand, larger than a palm's half (PALE_HAND_MM2), and not a rectangle (a sheet of
-paper or a broad white keep is; a palm or an arm, rounded, is not: `_rounded`).
+pink, its hue lost, and so does the paper (PALE_PAPER). Then it is the pale part (near the
+paper's white, little saturation) that is as wide as a hand, larger than a palm's half
+(PALE_HAND_MM2), and not a rectangle (a sheet of paper or a broad white keep is; a palm or an arm,
+rounded, is not: `_rounded`).
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ def hand_regions(view: np.ndarray, white: np.ndarray, mm_per_px: float) -> np.nd
     wide_px = int(HAND_WIDTH_MM / mm_per_px) | 1
     as_wide = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (wide_px, wide_px))
     hands = np.zeros_like(skin)
-    for palms, lit_least in ((_as_wide_as_a_hand(skin, as_wide, HAND_MM2 / mm_per_px ** 2), HAND_LIT),
-                             (_as_wide_as_a_hand(pale, as_wide, PALE_HAND_MM2 / mm_per_px ** 2, rounded=True), PALE_LIT)):
+    skin_palms = _as_wide_as_a_hand(skin, as_wide, HAND_MM2 / mm_per_px ** 2)
+    pale_palms = _as_wide_as_a_hand(pale, as_wide, PALE_HAND_MM2 / mm_per_px ** 2, rounded=True)
+    for palms, lit_least in ((skin_palms, HAND_LIT), (pale_palms, PALE_LIT)):
         if palms.any():  # (grown apart: a pale palm's chromaticity is not a skin-toned one's)
             hands |= _whole(view, palms, differs, as_wide, lit_least)
     if not hands.any():
@@ -135,7 +137,8 @@ def _wide_table(view: np.ndarray, mm_per_px: float) -> np.ndarray:
     return cv2.resize(cv2.medianBlur(small, window_px), (view.shape[1], view.shape[0]), interpolation=cv2.INTER_LINEAR)
 
 
-def _whole(view: np.ndarray, palms: np.ndarray, differs: np.ndarray, as_wide: np.ndarray, lit_least: float) -> np.ndarray:
+def _whole(view: np.ndarray, palms: np.ndarray, differs: np.ndarray, as_wide: np.ndarray, lit_least: float
+           ) -> np.ndarray:
     """The hands whose skin-toned (or pale) parts are `palms`, whole: with what differs from the
     table, is not their shadow (at least `lit_least` as bright as they), shares their chromaticity
     (their lit side is paler, their far side darker) and is as wide as a hand (`as_wide`, the

@@ -2005,5 +2005,6 @@ def test_a_low_block_of_a_taller_ones_colour_standing_in_it_is_its_face_and_one_
     brick = block(825.0, 446.0, 28.8, "gray")
     face = block(825.0, 455.0, 6.4, "gray")
     assert _not_inside_a_taller([brick, face]) == [brick]
-    for kept in (block(825.0, 455.0, 6.4, "orange"), block(825.0, 455.0, 19.2, "gray"), block(834.0, 446.0, 6.4, "gray")):
+    for kept in (block(825.0, 455.0, 6.4, "orange"), block(825.0, 455.0, 19.2, "gray"),
+                 block(834.0, 446.0, 6.4, "gray")):
         assert _not_inside_a_taller([brick, kept]) == [brick, kept]

@@ -280,9 +280,9 @@ def test_a_small_walker_missed_as_it_stops_is_found_where_it_stopped():
 
 
 def test_a_hand_over_the_table_is_told_while_the_block_searches_see_it():
-    """A hand over the table in a live stream: the block searches read no block under it and hold
-    the blocks they knew, and the state says so while the last search saw the hand; once it is
-    gone, the next search's state no longer does."""
+    """A hand over the table in a live stream: the block searches read no block under it, and the
+    state says so while the last search saw the hand; once it is gone, the next search's state no
+    longer does."""
     from companion.synth.scene import SynthHand
     from companion.vision.hands import LIVE_HANDS_WARNING
 
