@@ -173,6 +173,7 @@ class BlockFinder:
         self._hand_seen = True  # whether this frame shows a hand (`_hand_in_view`), likewise
         self.stood_on: dict[int, float] = {}  # the last frame's minis of `frame_heights` found on a block
         self.hands_mm2 = 0.0  # how much of the table the last frame's hands and arms cover (`hands.hand_regions`)
+        self._hands = np.zeros((1, 1), np.uint8)  # ... and where (the coarse view's mask)
 
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
         key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
@@ -219,7 +220,7 @@ class BlockFinder:
                 mask, level, unbanded, diff = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
         self._hand_seen = _hand_in_view(coarse, table, unbanded, white)
-        hands = hand_regions(coarse, white, COARSE_MM)
+        hands = self._hands = hand_regions(coarse, white, COARSE_MM)
         self.hands_mm2 = float(np.count_nonzero(hands)) * COARSE_MM ** 2
         self._lamplight = None
         if self.lamps:
@@ -306,6 +307,8 @@ class BlockFinder:
             surely = (not as_framed and m.z_sigma_mm <= PLATE_MM and stand_height_mm(
                 m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None)
             under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
+            if under is not None and self.hands_mm2 and _top_on_hands(under, self._hands, view.pose.camera_centre_mm):
+                continue  # (a hand beside the mini taken for the top it stands on)
             if under is not None:
                 found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)
                          and not _inside(b, under)] + [under]
