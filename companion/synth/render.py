@@ -790,14 +790,7 @@ def hidden_by_hands(scene: Scene, footprints: list[np.ndarray], top_mm: float, s
     u, v = (a.reshape(-1, 1) for a in np.meshgrid(g, g))
     pts = np.concatenate([f[0] + u * (f[1] - f[0]) + v * (f[3] - f[0]) for f in np.asarray(footprints, float)])
     pts3 = np.concatenate([pts, np.full((len(pts), 1), top_mm + 1e-3)], axis=1)
-    towards = scene.pose.camera_centre_mm - pts3
-    length = np.linalg.norm(towards, axis=1)
-    hidden = np.zeros(len(pts3), bool)
-    for h in scene.hands:
-        for part in _hand_primitives(h):
-            t, _, _ = part.intersect(pts3, towards / length[:, None])
-            hidden |= t < length
-    return float(hidden.mean())
+    return float(_hidden_from_camera(scene, pts3, [p for h in scene.hands for p in _hand_primitives(h)]).mean())
 
 
 def marker_visible_fraction(scene: Scene, mini: SynthMini, samples: int = 5) -> float:
@@ -808,21 +801,21 @@ def marker_visible_fraction(scene: Scene, mini: SynthMini, samples: int = 5) -> 
     uu, vv = np.meshgrid(g * mini.marker_mm, g * mini.marker_mm)
     pts = np.array([mini.x_mm, mini.y_mm]) + uu.reshape(-1, 1) * right + vv.reshape(-1, 1) * up
     pts3 = np.concatenate([pts, np.full((len(pts), 1), mini.z_mm + 1e-3)], axis=1)
-    origin = scene.pose.camera_centre_mm
     blockers = [_brick_primitive(b) for b in scene.bricks]
     for h in scene.hands:
         blockers.extend(_hand_primitives(h))
     for other in scene.minis:
         if other.id != mini.id:
             blockers.extend(_mini_primitives(scene, other))
-    visible = np.ones(len(pts3), bool)
-    for k, p in enumerate(pts3):
-        d = (origin - p)[None, :]
-        length = np.linalg.norm(d)
-        d = d / length
-        for b in blockers:
-            t, _, _ = b.intersect(p, d)
-            if t[0] < length:
-                visible[k] = False
-                break
-    return float(visible.mean())
+    return float(1.0 - _hidden_from_camera(scene, pts3, blockers).mean())
+
+
+def _hidden_from_camera(scene: Scene, points_mm: np.ndarray, blockers: list[_Primitive]) -> np.ndarray:
+    """Per point (N, 3 mm): whether one of `blockers` stands between it and the camera."""
+    towards = scene.pose.camera_centre_mm - points_mm
+    length = np.linalg.norm(towards, axis=1)
+    hidden = np.zeros(len(points_mm), bool)
+    for blocker in blockers:
+        t, _, _ = blocker.intersect(points_mm, towards / length[:, None])
+        hidden |= t < length
+    return hidden
