@@ -173,7 +173,6 @@ class BlockFinder:
         self._hand_seen = True  # whether this frame shows a hand (`_hand_in_view`), likewise
         self.stood_on: dict[int, float] = {}  # the last frame's minis of `frame_heights` found on a block
         self.hands_mm2 = 0.0  # how much of the table the last frame's hands and arms cover (`hands.hand_regions`)
-        self._hands = np.zeros((1, 1), np.uint8)  # ... and where (the coarse view's mask)
 
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
         key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
@@ -220,7 +219,7 @@ class BlockFinder:
                 mask, level, unbanded, diff = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
         self._hand_seen = _hand_in_view(coarse, table, unbanded, white)
-        hands = self._hands = hand_regions(coarse, white, COARSE_MM)
+        hands = hand_regions(coarse, white, COARSE_MM)
         self.hands_mm2 = float(np.count_nonzero(hands)) * COARSE_MM ** 2
         self._lamplight = None
         if self.lamps:
@@ -276,17 +275,19 @@ class BlockFinder:
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
         blocks = _not_inside_a_taller(blocks)
-        blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {})
+        blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {},
+                                   hands)
         return _named_in_frames_light(blocks, self.palette)
 
     def _under_minis(self, image: np.ndarray, view: TableView, minis: tuple[MiniState, ...],
                      blocks: list[FoundBlock], table: np.ndarray, level: float, white: np.ndarray,
-                     white_table: float, frame_heights: dict[int, MiniState]) -> list[FoundBlock]:
+                     white_table: float, frame_heights: dict[int, MiniState], hands: np.ndarray) -> list[FoundBlock]:
         """The blocks found, with the block each mini standing above the table stands on where no
         block found holds its base's centre (`under_mini`: the mini hides most of it, and the
         finder left its place out); what was found of it beside the mini, or of its faces
         (`_inside`), is dropped for it. A mini placed at its roster's height is looked under where
-        the frame alone stood it (`frame_heights`)."""
+        the frame alone stood it (`frame_heights`). A top the frame shows half on a hand (`hands`,
+        the coarse view's mask) is no block here either."""
         found = list(blocks)
         for m in minis:
             spec = self.setup.mini(m.id)
@@ -307,13 +308,12 @@ class BlockFinder:
             surely = (not as_framed and m.z_sigma_mm <= PLATE_MM and stand_height_mm(
                 m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None)
             under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
-            if under is not None and self.hands_mm2 and _top_on_hands(under, self._hands, view.pose.camera_centre_mm):
-                continue  # (a hand beside the mini taken for the top it stands on)
-            if under is not None:
-                found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)
-                         and not _inside(b, under)] + [under]
-                if as_framed:
-                    self.stood_on[m.id] = under.height_mm
+            if under is None or (self.hands_mm2 and _top_on_hands(under, hands, view.pose.camera_centre_mm)):
+                continue  # (on a hand: a hand beside the mini taken for the top it stands on)
+            found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)
+                     and not _inside(b, under)] + [under]
+            if as_framed:
+                self.stood_on[m.id] = under.height_mm
         return found
 
     def _under_mini(self, image: np.ndarray, view: TableView, mini: MiniState, spec: MiniSpec, stand_mm: float,

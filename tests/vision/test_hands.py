@@ -124,8 +124,8 @@ def test_the_top_a_mini_stands_on_is_no_block_where_the_frame_shows_it_on_a_hand
     hand[int(340 / COARSE_MM):int(470 / COARSE_MM), int(440 / COARSE_MM):int(580 / COARSE_MM)] = 1  # over the top
 
     def under_it(hands: np.ndarray) -> list[FoundBlock]:
-        finder._hands, finder.hands_mm2 = hands, float(hands.sum()) * COARSE_MM ** 2
-        return finder._under_minis(None, view, (mini,), [], None, 0.0, None, 0.0, {})
+        finder.hands_mm2 = float(hands.sum()) * COARSE_MM ** 2
+        return finder._under_minis(None, view, (mini,), [], None, 0.0, None, 0.0, {}, hands)
 
     assert under_it(hand) == []
     assert under_it(np.zeros_like(hand)) == [top]
