@@ -94,8 +94,6 @@ def hand_regions(view: np.ndarray, white: np.ndarray, mm_per_px: float) -> np.nd
     skin[differs] = _skin_toned_hsv(hsv, HAND_HUES)
     if float(np.max(white)) >= PALE_PAPER:
         pale[differs] = (hsv[:, 2] >= PALE_VALUE) & (hsv[:, 1] <= PALE_SATURATION)
-    if np.count_nonzero(skin) * mm_per_px ** 2 < HAND_MM2 and np.count_nonzero(pale) * mm_per_px ** 2 < PALE_HAND_MM2:
-        return np.zeros_like(skin)  # (most frames: the openings below are most of the time)
     wide_px = int(HAND_WIDTH_MM / mm_per_px) | 1
     as_wide = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (wide_px, wide_px))
     hands = np.zeros_like(skin)
@@ -115,7 +113,7 @@ def _as_wide_as_a_hand(part: np.ndarray, as_wide: np.ndarray, least_px: float, r
     """What of `part` (uint8 mask) stays opened by a hand's disc (`as_wide`) in pieces of
     `least_px` or more (and, with `rounded`, not rectangles: `_rounded`)."""
     if np.count_nonzero(part) < least_px:
-        return np.zeros_like(part)
+        return np.zeros_like(part)  # (most frames: the opening is most of the time)
     count, labels, stats, _ = cv2.connectedComponentsWithStats(cv2.morphologyEx(part, cv2.MORPH_OPEN, as_wide),
                                                                connectivity=8)
     kept = [k for k in range(1, count) if stats[k, cv2.CC_STAT_AREA] >= least_px
