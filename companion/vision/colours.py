@@ -119,6 +119,47 @@ def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     return {n: float(c) for n, c in zip(names, costs)}
 
 
+GLARE_SHADES = 65  # `glare_costs`' grid of shades over their range
+
+
+def glare_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
+                palette: dict[str, tuple[float, float, float]] = LEGO_PALETTE,
+                shade: tuple[float, float] = TOP_SHADE) -> dict[str, float]:
+    """`colour_costs` of a top the camera clipped in two channels under the lamp's glare, any
+    amount of it (white w >= 0, free): the clipped channels say only that the colour reached them,
+    the channel left must be its albedo in some shade plus the glare (an orange top read
+    (254, 250, 131): orange or yellow, not gray, whose channels would all rise alike). Fitted
+    exactly (the shade on a grid, the glare where the misfit is least), not as `colour_costs`
+    approximates its fit: that left orange a worse fit than yellow."""
+    face = np.asarray(rgb, float)
+    observed = observed_albedo(face, paper_rgb, light)
+    clipped = face >= CLIPPED
+    names = list(palette)
+    albedo = srgb_to_linear(np.array([palette[n] for n in names], float))  # (P, 3)
+    s = np.geomspace(shade[0], max(shade[1], shade[0]), GLARE_SHADES)
+    residual = observed[None, None, :] - s[None, :, None] * albedo[:, None, :]  # (P, S, 3): the glare's part
+    glare = _glare_candidates(residual, clipped)
+    misfit = residual[..., None, :] - glare[..., None]
+    misfit = np.where(clipped & (misfit <= 0), 0.0, misfit)  # a clipped channel only where the fit falls short
+    costs = np.linalg.norm(misfit, axis=-1).min(axis=(1, 2)) / (float(np.linalg.norm(observed)) + 0.05)
+    return {n: float(c) for n, c in zip(names, costs)}
+
+
+def _glare_candidates(residual: np.ndarray, clipped: np.ndarray) -> np.ndarray:
+    """Where the least misfit over the glare w >= 0 may lie, for residuals (..., 3) it is to
+    explain (a clipped channel counting only while w falls short of it): the misfit is convex in
+    w, so its least is at 0, at a clipped channel's residual, or at the mean of one set of channels
+    still counting (..., K)."""
+    channels = np.flatnonzero(clipped)
+    found = [np.zeros(residual.shape[:-1]), *(residual[..., c] for c in channels)]
+    for subset in range(1 << len(channels)):
+        counting = ~clipped
+        counting[[c for bit, c in enumerate(channels) if subset >> bit & 1]] = True
+        if counting.any():
+            found.append(residual[..., counting].mean(axis=-1))
+    return np.maximum(np.stack(found, axis=-1), 0.0)
+
+
 def hue_of(rgb: np.ndarray, paper_rgb: np.ndarray) -> float:
     """How far a colour is from gray under the paper's white balance: its channels' spread over
     their sum, in light (0 for white, gray and black)."""
@@ -168,7 +209,8 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     than at the anchors (`light`, `light_ratio`): the least `colour_costs`. With `wall_rgb` (a wall's colour, for a
     top the camera clipped), the wall's costs are added, in any shade a wall takes: the top says
     the brick is bright; a wall of a hue (`WALL_HUE_LEAST`) says which, and the top's white is
-    then the lamp's (free); a wall of none leaves white or gray to the top's lightness and to how
+    then the lamp's (free; a top clipped in two channels is then all glare, and the wall alone
+    names it); a wall of none leaves white or gray to the top's lightness and to how
     light the wall is. A paper the camera clipped is a floor, not a level: the faces may then be
     lit up to PAPER_HEADROOM times brighter than it reads (a clipped gray top had to be white).
     `top_shade`: the frame's tops' shade (`frame_top_shade`): this top is lit within
@@ -184,8 +226,11 @@ def name_colour(top_rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
             least = max(least, FRAME_TOP_SHADE_LEAST * top_shade)
         most = max(most, top_shade / FRAME_TOP_SHADE_LEAST)
         likely = top_shade
-    costs = colour_costs(top_rgb, paper_rgb, light, palette, (least, max(most, least)),
-                         highlight_cost=0.0 if hued else HIGHLIGHT_COST, likely_shade=likely)
+    if hued and clipped_top(top_rgb):
+        costs = glare_costs(top_rgb, paper_rgb, light, palette, (least, max(most, least)))
+    else:
+        costs = colour_costs(top_rgb, paper_rgb, light, palette, (least, max(most, least)),
+                             highlight_cost=0.0 if hued else HIGHLIGHT_COST, likely_shade=likely)
     if wall_rgb is not None:
         wall = colour_costs(wall_rgb, paper_rgb, light, palette, (WALL_SHADE[0], WALL_SHADE[1] * room))
         costs = {n: c + wall[n] for n, c in costs.items()}

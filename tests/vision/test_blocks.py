@@ -2021,3 +2021,20 @@ def test_a_third_of_a_block_inside_the_block_a_mini_stands_on_makes_it_a_piece_o
     for dx_mm, piece in ((-14.5, True), (-17.8, False)):  # 0.43 and 0.2 of it inside
         beside = TableRect(np.array([976.0 + dx_mm, 604.0]), np.array([0.0, 1.0]), (11.9, 4.7)).corners()
         assert _mostly_within(beside, stood_on) == piece
+
+
+@pytest.mark.parametrize("glare", [0.15, 0.2, 0.3])
+def test_a_top_clipped_in_two_channels_leaves_the_hue_to_its_walls(glare):
+    """Path traced under a clipped paper, an orange top read (254, 250, 131): red and green at the
+    camera's ceiling, the lamp's glare in its blue; its wall (164, 110, 58) is orange. Fitted with
+    the glare's cost, the top pulled the name to yellow (needing less glare for the same blue);
+    a top clipped in two channels under a hued wall is the glare's, free to be any colour's."""
+    from companion.vision.colours import clipped_top, name_colour, naming_wall, srgb_to_linear
+    albedo = srgb_to_linear(np.array(LEGO_RGB["orange"])) / srgb_to_linear(PAPER_ALBEDO)
+    paper = encode(np.ones(3))
+    wall = encode(albedo * 0.3 + 0.04)
+    for exposure in (3.0, 4.0):
+        top = encode(albedo * exposure + glare)
+        assert clipped_top(top)
+        chosen = naming_wall(top, wall, paper)
+        assert name_colour(top, paper, 1.0, wall_rgb=chosen, top_shade=exposure)[0] == "orange", exposure
