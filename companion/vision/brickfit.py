@@ -71,7 +71,7 @@ SHADOW_PER_HEIGHT_MOST = 1.5  # a shadow's length per mm of height: a lamp at le
 WALL_UNDER_TOP = 0.8  # a wall with a shadow beyond it has at most this share of its top's light
 HEIGHT_RANGE_SHARE = 0.9  # a block's height range holds this share of its height's likelihood
 # ... with the fit's costs divided by this: they sum profile samples a blurred pixel apart, which
-# are not independent, so as they are they make every range one height (README, "How sure a
+# are not independent, so as they are they make every range one height (docs/measurements.md, "How sure a
 # height is, in the verdict").
 HEIGHT_RANGE_COST_SCALE = 30.0
 COMMON_SPAN_MM = 3.0  # shortest run of lines that serves every height

@@ -101,7 +101,7 @@ def test_an_arms_shaded_rim_and_its_shadow_on_wood_are_no_black_bricks():
 def test_the_top_a_mini_stands_on_is_no_block_where_the_frame_shows_it_on_a_hand(monkeypatch):
     """A mini beside a hand whose frame height read high was looked under, and the top found was the
     hand (ray-cast bench table 11 with two hands: an orange "block" 62 x 61 mm, 6.4 mm high; the
-    bench figures are in the README). The top a mini stands on is dropped, as any fitted top is,
+    bench figures are in docs/measurements.md). The top a mini stands on is dropped, as any fitted top is,
     where the frame shows it half on a hand; elsewhere it stands."""
     from companion.synth.scene import random_scene
     from companion.vision.blocks import COARSE_MM, BlockFinder, FoundBlock
