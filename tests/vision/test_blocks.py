@@ -2026,9 +2026,10 @@ def test_a_third_of_a_block_inside_the_block_a_mini_stands_on_makes_it_a_piece_o
 @pytest.mark.parametrize("glare", [0.15, 0.2, 0.3])
 def test_a_top_clipped_in_two_channels_leaves_the_hue_to_its_walls(glare):
     """Path traced under a clipped paper, an orange top read (254, 250, 131): red and green at the
-    camera's ceiling, the lamp's glare in its blue; its wall (164, 110, 58) is orange. Fitted with
-    the glare's cost, the top pulled the name to yellow (needing less glare for the same blue);
-    a top clipped in two channels under a hued wall is the glare's, free to be any colour's."""
+    camera's ceiling, the lamp's glare in its blue; its wall (164, 110, 58) is orange. The usual
+    fit's shortcut (the shade from all three channels, the glare their mean residual) left orange
+    a worse fit of the top than yellow, and the name went to yellow; fitted exactly, the top rules
+    out only what cannot reach it, and the wall names it."""
     from companion.vision.colours import clipped_top, name_colour, naming_wall, srgb_to_linear
     albedo = srgb_to_linear(np.array(LEGO_RGB["orange"])) / srgb_to_linear(PAPER_ALBEDO)
     paper = encode(np.ones(3))
