@@ -174,6 +174,12 @@ class BlockFinder:
         self.stood_on: dict[int, float] = {}  # the last frame's minis of `frame_heights` found on a block
         self.hands_mm2 = 0.0  # how much of the table the last frame's hands and arms cover (`hands.hand_regions`)
 
+    @property
+    def hands_over_table(self) -> bool:
+        """Whether the last frame searched had hands or arms over the table (`hands.hand_regions`; not
+        `_hand_seen`, which any finger in view sets)."""
+        return self.hands_mm2 > 0
+
     def view(self, camera: CameraModel, pose: TablePose) -> TableView:
         key = pose.rotation.tobytes() + pose.translation_mm.tobytes() + camera.matrix.tobytes() + camera.distortion.tobytes()
         if key != self._view_key:
@@ -270,7 +276,7 @@ class BlockFinder:
             blocks += fitted((x, y, w, h), region, its_level)
         # A fit whose top the frame shows on a hand took the hand for its top (a black brick half
         # under an arm was read again beside it, taller).
-        if self.hands_mm2:
+        if self.hands_over_table:
             blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
@@ -308,7 +314,7 @@ class BlockFinder:
             surely = (not as_framed and m.z_sigma_mm <= PLATE_MM and stand_height_mm(
                 m.z_mm - HIDDEN_STAND_SIGMAS * math.hypot(m.z_sigma_mm, ROSTER_SIGMA_MM), spec.marker_height) is not None)
             under = self._under_mini(image, view, m, spec, stand, table, level, white, white_table, minis, surely)
-            if under is None or (self.hands_mm2 and _top_on_hands(under, hands, view.pose.camera_centre_mm)):
+            if under is None or (self.hands_over_table and _top_on_hands(under, hands, view.pose.camera_centre_mm)):
                 continue  # (on a hand: a hand beside the mini taken for the top it stands on)
             found = [b for b in found if not _mostly_within(b.footprint_mm, under.footprint_mm)
                      and not _inside(b, under)] + [under]

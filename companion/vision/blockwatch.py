@@ -81,7 +81,7 @@ class BlockWatch:
         self._next_id = 0
         self._states: tuple[BlockState, ...] = ()  # what `states` answers until the next search
         self.searches = 0
-        # Whether the last search saw a hand or an arm over the table (`BlockFinder.hands_mm2`):
+        # Whether the last search saw a hand or an arm over the table (`BlockFinder.hands_over_table`):
         # none is read under it, and the blocks it covers are held as they were.
         self.hands_seen = False
         self.searches_s: list[float] = []  # each search's time, from its start to its blocks matched (s)
@@ -185,7 +185,7 @@ class BlockWatch:
         began = time.perf_counter()
         found = self.finder.find(image, camera, pose, minis)
         with self._lock:
-            self._match(image, camera, pose, found, time_s, _samples(image), self.finder.hands_mm2 > 0)
+            self._match(image, camera, pose, found, time_s, _samples(image), self.finder.hands_over_table)
             self.searches_s.append(time.perf_counter() - began)
 
     def _match(self, image: np.ndarray, camera: CameraModel, pose: TablePose, found: list[FoundBlock], time_s: float,
@@ -380,4 +380,4 @@ def _worker_find(image: np.ndarray, camera: CameraModel, pose: TablePose, minis:
                  ) -> tuple[list[FoundBlock], bool]:
     """The blocks found, and whether a hand was seen over the table."""
     assert _worker_finder is not None
-    return _worker_finder.find(image, camera, pose, minis), _worker_finder.hands_mm2 > 0
+    return _worker_finder.find(image, camera, pose, minis), _worker_finder.hands_over_table

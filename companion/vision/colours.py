@@ -88,12 +88,7 @@ def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     `light`: how much more light falls here than on the anchors, in linear light (`light_ratio`);
     `likely_shade`: the shade the face most likely has (the frame's tops'), a fit's distance from
     it costing FRAME_SHADE_COST a factor e."""
-    face = np.asarray(rgb, float)
-    observed = observed_albedo(face, paper_rgb, light)
-    clipped = face >= CLIPPED
-    scale = float(np.linalg.norm(observed)) + 0.05
-    names = list(palette)
-    albedo = srgb_to_linear(np.array([palette[n] for n in names], float))  # (P, 3)
+    observed, clipped, scale, names, albedo = _face_in_light(rgb, paper_rgb, light, palette)
     # observed ~ s albedo + w by least squares (2 x 2 normal equations per colour), and without
     # the highlight; s kept to the shade, w to what is left (>= 0). With one channel clipped the
     # fit is made on the other two (an orange top whose red clipped: its red says nothing of s).
@@ -109,14 +104,32 @@ def colour_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
         s_try = np.clip(s_try, *shade)[:, None]
         left = observed[None, :] - s_try * albedo
         for w_try in (np.maximum(left @ used[:, None] / n_used, 0.0), np.zeros((len(names), 1))):
-            predicted = s_try * albedo + w_try
-            misfit = np.where(clipped[None, :] & (predicted >= observed[None, :]), 0.0, observed[None, :] - predicted)
+            misfit = _counted(observed[None, :] - (s_try * albedo + w_try), clipped)
             cost = (np.linalg.norm(misfit, axis=1) / scale
                     + highlight_cost * w_try[:, 0] / (float(np.mean(observed)) + 0.05))
             if likely_shade is not None:
                 cost = cost + FRAME_SHADE_COST * np.abs(np.log(s_try[:, 0] / likely_shade))
             costs = np.minimum(costs, cost)
     return {n: float(c) for n, c in zip(names, costs)}
+
+
+def _face_in_light(rgb: np.ndarray, paper_rgb: np.ndarray, light: float,
+                   palette: dict[str, tuple[float, float, float]]
+                   ) -> tuple[np.ndarray, np.ndarray, float, list[str], np.ndarray]:
+    """What the colour fits start from: the face as albedo relative to the paper (`observed_albedo`),
+    its channels at the camera's ceiling, the misfit's scale, and the palette's names and albedos
+    in light (P, 3)."""
+    face = np.asarray(rgb, float)
+    observed = observed_albedo(face, paper_rgb, light)
+    names = list(palette)
+    return (observed, face >= CLIPPED, float(np.linalg.norm(observed)) + 0.05, names,
+            srgb_to_linear(np.array([palette[n] for n in names], float)))
+
+
+def _counted(misfit: np.ndarray, clipped: np.ndarray) -> np.ndarray:
+    """A fit's misfit (observed - predicted, ..., 3) as it counts: a channel the camera clipped
+    only where the fit falls short of it."""
+    return np.where(clipped & (misfit <= 0), 0.0, misfit)
 
 
 GLARE_SHADES = 65  # `glare_costs`' grid of shades over their range
@@ -131,17 +144,12 @@ def glare_costs(rgb: np.ndarray, paper_rgb: np.ndarray, light: float = 1.0,
     (254, 250, 131): orange or yellow, not gray, whose channels would all rise alike). Fitted
     exactly (the shade on a grid, the glare where the misfit is least), not as `colour_costs`
     approximates its fit: that left orange a worse fit than yellow."""
-    face = np.asarray(rgb, float)
-    observed = observed_albedo(face, paper_rgb, light)
-    clipped = face >= CLIPPED
-    names = list(palette)
-    albedo = srgb_to_linear(np.array([palette[n] for n in names], float))  # (P, 3)
+    observed, clipped, scale, names, albedo = _face_in_light(rgb, paper_rgb, light, palette)
     s = np.geomspace(shade[0], max(shade[1], shade[0]), GLARE_SHADES)
     residual = observed[None, None, :] - s[None, :, None] * albedo[:, None, :]  # (P, S, 3): the glare's part
     glare = _glare_candidates(residual, clipped)
-    misfit = residual[..., None, :] - glare[..., None]
-    misfit = np.where(clipped & (misfit <= 0), 0.0, misfit)  # a clipped channel only where the fit falls short
-    costs = np.linalg.norm(misfit, axis=-1).min(axis=(1, 2)) / (float(np.linalg.norm(observed)) + 0.05)
+    misfit = _counted(residual[..., None, :] - glare[..., None], clipped)
+    costs = np.linalg.norm(misfit, axis=-1).min(axis=(1, 2)) / scale
     return {n: float(c) for n, c in zip(names, costs)}
 
 

@@ -210,7 +210,7 @@ class Locator:
                       if m.id in finder.stood_on else m for m in state.minis)
         minis = tuple(self._nothing_under(analysis, camera, m, blocks, known_z_mm or {}) for m in minis)
         warnings = with_exposure_warning(state.warnings, image, TableView(camera, reg.pose), self.setup)
-        warnings = tuple(w for w in warnings if w != HANDS_WARNING) + ((HANDS_WARNING,) if finder.hands_mm2 else ())
+        warnings = tuple(w for w in warnings if w != HANDS_WARNING) + ((HANDS_WARNING,) if finder.hands_over_table else ())
         state = replace(state, minis=minis, blocks=to_block_states(list(blocks)), warnings=warnings)
         return replace(analysis, state=state, blocks=blocks)
 

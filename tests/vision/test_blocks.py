@@ -26,6 +26,7 @@ from companion.vision.locator import Locator
 from companion.vision.tableview import TableView
 from companion.vision.touching import TABLE
 from companion.vision.tracker import LiveTracker
+from tests.vision.found_blocks import box_block
 from tests.conftest import rendered
 
 
@@ -829,8 +830,7 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
     table: the tower, placed right, was dropped as a box with no shadow of its own. The far lamp
     with the same slope in the middle casts it where it is; a tower with no shadow at all under
     either is still no tower."""
-    from companion.vision.blocks import COARSE_MM, FoundBlock, Lamplight, _fill_coarse, _no_shadow_of_its_own
-    from companion.vision.brickfit import BoxFit
+    from companion.vision.blocks import COARSE_MM, Lamplight, _fill_coarse, _no_shadow_of_its_own
     from companion.vision.lamps import FoundLamp
 
     width_mm, depth_mm = 1200.0, 800.0
@@ -842,8 +842,7 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
     for lamp in (near, far):
         assert np.allclose(lamp.shadow_of(middle, np.array(10.0)) - middle, [-10 * 300 / 1090, 0.0], atol=0.05)
     footprint = TableRect(np.array([200.0, 170.0]), np.array([1.0, 0.0]), (7.9, 7.9))
-    fit = BoxFit(top=footprint, silhouette=footprint, height_mm=86.4, footprint=footprint, height_cost={86.4: 0.0})
-    tower = FoundBlock(footprint.corners(), 86.4, "red", 0.95, 0.9, 0.9, (2, 2), fit, np.array([40.0, 40.0, 200.0]))
+    tower = box_block(footprint, 86.4, "red", (2, 2), (40.0, 40.0, 200.0))
     clear = np.ones(shape, np.uint8)
     for truth, has_a_shadow in ((far, True), (near, True), (None, False)):
         dark = np.zeros(shape, np.float32)
@@ -1994,13 +1993,9 @@ def test_a_low_block_of_a_taller_ones_colour_standing_in_it_is_its_face_and_one_
     and so is a block of the same colour less than four plates lower (a touching pair's boxes
     overlap by their fits' errors) or one beside it."""
     from companion.vision.blocks import FoundBlock, _not_inside_a_taller
-    from companion.vision.brickfit import BoxFit
 
     def block(x_mm: float, y_mm: float, height_mm: float, colour: str) -> FoundBlock:
-        footprint = TableRect(np.array([x_mm, y_mm]), np.array([0.0, 1.0]), (11.9, 3.9))  # 1 x 4
-        fit = BoxFit(top=footprint, silhouette=footprint, height_mm=height_mm, footprint=footprint,
-                     height_cost={height_mm: 0.0})
-        return FoundBlock(footprint.corners(), height_mm, colour, 0.95, 0.9, 0.9, (4, 1), fit, np.full(3, 120.0))
+        return box_block(TableRect(np.array([x_mm, y_mm]), np.array([0.0, 1.0]), (11.9, 3.9)), height_mm, colour)  # 1 x 4
 
     brick = block(825.0, 446.0, 28.8, "gray")
     face = block(825.0, 455.0, 6.4, "gray")

@@ -10,6 +10,7 @@ from companion.synth.worlds import Camera, bench_scene
 from companion.vision.colours import PAPER_ALBEDO
 from companion.vision.hands import HAND_RIM_MM, HANDS_WARNING, hand_regions
 from companion.vision.locator import Locator
+from tests.vision.found_blocks import box_block
 
 MM_PER_PX = 2.0
 
@@ -105,7 +106,7 @@ def test_the_top_a_mini_stands_on_is_no_block_where_the_frame_shows_it_on_a_hand
     where the frame shows it half on a hand; elsewhere it stands."""
     from companion.synth.scene import random_scene
     from companion.vision.blocks import COARSE_MM, BlockFinder, FoundBlock
-    from companion.vision.brickfit import BoxFit, TableRect
+    from companion.vision.brickfit import TableRect
     from companion.vision.tableview import TableView, window_size
     from companion.state import MiniState
 
@@ -114,8 +115,7 @@ def test_the_top_a_mini_stands_on_is_no_block_where_the_frame_shows_it_on_a_hand
     spec = setup.minis[0]
     mini = MiniState(spec.id, 500.0, 400.0, spec.marker_height + 6.4, 0.0)  # stood 6.4 mm up
     footprint = TableRect(np.array([500.0, 400.0]), np.array([1.0, 0.0]), (31.0, 30.0))
-    fit = BoxFit(top=footprint, silhouette=footprint, height_mm=6.4, footprint=footprint, height_cost={6.4: 0.0})
-    top = FoundBlock(footprint.corners(), 6.4, "orange", 0.9, 0.9, 0.9, None, fit, np.full(3, 120.0))
+    top = box_block(footprint, 6.4, "orange", None, silhouette_fit=0.9)
     monkeypatch.setattr(BlockFinder, "_under_mini", lambda self, *args, **kwargs: top)
     finder = BlockFinder(setup)
     view = TableView(scene.camera, scene.pose)
