@@ -99,21 +99,58 @@ def step_fit(profile: np.ndarray, u_mm: np.ndarray, edges_mm: np.ndarray, sigma_
              ) -> tuple[np.ndarray, np.ndarray]:
     """Least-squares flat levels between blurred steps, for many edge placements at once.
 
-    profile (N, C), or (M, N, C) one per placement, sampled at u_mm (N,); edges_mm (M, E)
+    profile (N, C) for every placement, or (G, N, C): the placements in G consecutive runs of
+    M / G, run g fitted to profile g (G == M: one each), sampled at u_mm (N,); edges_mm (M, E)
     increasing along u. Returns the sum of squared residuals (M,) and the levels (M, E + 1, C),
-    level 0 before the first edge."""
+    level 0 before the first edge.
+
+    The normal equations are summed from the steps themselves (the basis is 1 - A, A - B, ...,
+    the last step) and, for one or two edges, solved in closed form: a basis and a batched solve
+    per placement cost twice as much, and a profile shared by a run is multiplied once."""
     phi = normal_cdf((u_mm[None, None, :] - edges_mm[:, :, None]) / sigma_mm)  # (M, E, N)
     m, e, n = phi.shape
-    basis = np.empty((m, e + 1, n))
-    basis[:, 0] = 1.0 - phi[:, 0]
-    basis[:, 1:e] = phi[:, :-1] - phi[:, 1:]
-    basis[:, e] = phi[:, -1]
-    gram = basis @ basis.transpose(0, 2, 1) + np.eye(e + 1) * 1e-6  # ridge: two edges may coincide
-    rhs = basis @ profile  # (M, E+1, C)
-    levels = np.linalg.solve(gram, rhs)
-    energy = (profile * profile).sum(axis=(-2, -1))
+    p = profile if profile.ndim == 3 else profile[None]
+    runs, c = len(p), p.shape[-1]
+    per_run = m // runs
+    sp = (phi.reshape(runs, per_run * e, n) @ p).reshape(m, e, c)  # sum A p, sum B p
+    total = np.repeat(p.sum(axis=1), per_run, axis=0)  # (M, C): sum p
+    energy = np.repeat((p * p).sum(axis=(1, 2)), per_run)
+    # sum b p for the basis b: 1 - A, A - B, ..., the last step
+    rhs = np.concatenate([(total - sp[:, 0])[:, None], sp[:, :-1] - sp[:, 1:], sp[:, -1:]], axis=1)
+    s = phi.sum(axis=-1)
+    if e == 1:
+        s1, s2 = s[:, 0], np.einsum("mn,mn->m", phi[:, 0], phi[:, 0])
+        g00, g01, g11 = n - 2 * s1 + s2 + _RIDGE, s1 - s2, s2 + _RIDGE
+        r0, r1 = rhs[:, 0], rhs[:, 1]
+        inv = (1.0 / (g00 * g11 - g01 * g01))[:, None]
+        l0 = (g11[:, None] * r0 - g01[:, None] * r1) * inv
+        l1 = (g00[:, None] * r1 - g01[:, None] * r0) * inv
+        levels = np.stack([l0, l1], axis=1)
+    elif e == 2:
+        a, b = phi[:, 0], phi[:, 1]
+        sa, sb = s[:, 0], s[:, 1]
+        saa, sbb, sab = np.einsum("mn,mn->m", a, a), np.einsum("mn,mn->m", b, b), np.einsum("mn,mn->m", a, b)
+        g00, g01, g02 = n - 2 * sa + saa + _RIDGE, sa - saa - sb + sab, sb - sab
+        g11, g12, g22 = saa - 2 * sab + sbb + _RIDGE, sab - sbb, sbb + _RIDGE
+        r0, r1, r2 = rhs[:, 0], rhs[:, 1], rhs[:, 2]
+        # the symmetric matrix's inverse by its cofactors
+        c00, c01, c02 = g11 * g22 - g12 * g12, g02 * g12 - g01 * g22, g01 * g12 - g02 * g11
+        c11, c12, c22 = g00 * g22 - g02 * g02, g01 * g02 - g00 * g12, g00 * g11 - g01 * g01
+        inv = 1.0 / (g00 * c00 + g01 * c01 + g02 * c02)
+        c00, c01, c02, c11, c12, c22 = ((x * inv)[:, None] for x in (c00, c01, c02, c11, c12, c22))
+        levels = np.stack([c00 * r0 + c01 * r1 + c02 * r2, c01 * r0 + c11 * r1 + c12 * r2,
+                           c02 * r0 + c12 * r1 + c22 * r2], axis=1)
+    else:
+        basis = np.empty((m, e + 1, n))
+        basis[:, 0] = 1.0 - phi[:, 0]
+        basis[:, 1:e] = phi[:, :-1] - phi[:, 1:]
+        basis[:, e] = phi[:, -1]
+        levels = np.linalg.solve(basis @ basis.transpose(0, 2, 1) + np.eye(e + 1) * _RIDGE, rhs)
     sse = energy - (levels * rhs).sum(axis=(1, 2))
     return np.maximum(sse, 0.0), levels
+
+
+_RIDGE = 1e-6  # on the normal equations' diagonal: two edges may coincide
 
 
 def wall_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -519,14 +556,13 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
         if side.shadow_reach:
             sse, shadow_mm = _shadowed_side(side, means[0] if shared else means, edges, heights, len(deltas))
         else:
-            profiles = means[0] if shared else np.repeat(means, len(deltas), axis=0)
-            sse, levels = step_fit(profiles, side.u_mm, edges, side.sigma_mm)
+            sse, levels = step_fit(means[0] if shared else means, side.u_mm, edges, side.sigma_mm)
             sse = (sse + wall_penalty(levels, edges)).reshape(len(heights), len(deltas))
     elif shared:  # the top's edge alone: the same fit for every height
         sse = np.broadcast_to(step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)[0],
                               (len(heights), len(deltas)))
     else:
-        sse = step_fit(np.repeat(means, len(deltas), axis=0), side.u_mm, np.tile(deltas[:, None], (len(heights), 1)),
+        sse = step_fit(means, side.u_mm, np.tile(deltas[:, None], (len(heights), 1)),
                        side.sigma_mm)[0].reshape(len(heights), len(deltas))
     sse = sse + spread[:, None]
     best = np.argmin(sse, axis=1)
@@ -579,7 +615,7 @@ def _refine_line(side: SideProfile, span: tuple[float, float], delta0: float, wi
     chunks = np.array_split(np.arange(i0, i1), min(pieces, i1 - i0))
     profiles = np.stack([side.lines[c].mean(axis=0) for c in chunks])  # (P, N, C)
     tiled = np.tile(edges, (len(chunks), 1))
-    sse, levels = step_fit(np.repeat(profiles, len(deltas), axis=0), side.u_mm, tiled, side.sigma_mm)
+    sse, levels = step_fit(profiles, side.u_mm, tiled, side.sigma_mm)
     if side.near:
         sse = sse + wall_penalty(levels, tiled)
     if shadowed:
