@@ -259,7 +259,8 @@ class BlockFinder:
                 # faint outline around that part (`_faint_outlines_around`), where nothing was
                 # found there, or where the part was fitted as a smaller brick the outline's holds.
                 for outline in _faint_outlines_around(faint, strong_in_faint, box, region, FAINT_SHARE * level):
-                    again = _bricks_only(self._fit(image, view, sample, minis, table, *outline, white, white_table))
+                    again = _bricks_only(self._fit(image, view, sample, minis, table, *outline, white, white_table,
+                                                   one_brick=True))
                     if not fits or (len(again) == 1 and _holds(again[0], fits[0])):
                         fits = again
             if self.memory is not None:
@@ -466,9 +467,13 @@ class BlockFinder:
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
-             white_table: float) -> list[FoundBlock]:
+             white_table: float, one_brick: bool = False) -> list[FoundBlock]:
         """The block a candidate is (one box), or the parts of a wall that turns (an L, a U, a
-        ring: boxes along its arms, one block when they share a colour); none."""
+        ring: boxes along its arms, one block when they share a colour); none. With `one_brick`
+        (a faint outline, the last resort: `_bricks_only`) only the fits that may give a low
+        brick are tried: one box, or two colours of one; no tower, touching bricks, wall, or a
+        second pass with shade left out. (Those were tried on every faint outline and gave
+        nothing there on the dev frames, at 50-170 ms each: half of a busy frame's time.)"""
         x, y, w, h = box
         pad_mm = 8.0
         x0, y0 = x * COARSE_MM - pad_mm, y * COARSE_MM - pad_mm
@@ -496,7 +501,7 @@ class BlockFinder:
         def cut(shade: np.ndarray) -> list[FoundBlock]:
             """The cut-out's fits with `shade` left out of it (`_fit_cut`)."""
             return self._fit_cut(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
-                                 white_table)
+                                 white_table, one_brick)
 
         def fits(shade: np.ndarray) -> list[FoundBlock]:
             found = cut(shade)
@@ -509,6 +514,8 @@ class BlockFinder:
             return [b for b in lit if b is not None and not table_in_shade(b.top_bgr, table, white)]
 
         found = fits(shade)
+        if one_brick:
+            return found
         kept_shade = not shade.any()
 
         def tinted_shade_left_out() -> list[FoundBlock]:
@@ -569,8 +576,9 @@ class BlockFinder:
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
-                 level: float, white: np.ndarray, white_table: float) -> list[FoundBlock]:
-        """`_fit`'s fits on one cut-out, with `shade` (the table in shade) left out of its outline."""
+                 level: float, white: np.ndarray, white_table: float, one_brick: bool = False) -> list[FoundBlock]:
+        """`_fit`'s fits on one cut-out, with `shade` (the table in shade) left out of its outline
+        (`one_brick`: as `_fit`'s)."""
         blob = blob & (1 - shade)
 
         def pieces_fitted(blob: np.ndarray) -> list[FoundBlock]:
@@ -581,7 +589,7 @@ class BlockFinder:
             found: list[FoundBlock] = []
             for k, piece in enumerate(_filled_pieces(opened)):
                 fitted = self._fit_piece(image, view, sample, fine, diff, piece, opened, shade, table_fine, origin,
-                                         level, white, white_table)
+                                         level, white, white_table, one_brick)
                 if k == 0 and not fitted:
                     return []
                 found += fitted if k == 0 else [b for b in fitted if b.studs is not None]
@@ -617,8 +625,8 @@ class BlockFinder:
 
     def _fit_piece(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                    blob: np.ndarray, opened: np.ndarray, shade: np.ndarray, table_fine: np.ndarray,
-                   origin: tuple[float, float], level: float, white: np.ndarray, white_table: float
-                   ) -> list[FoundBlock]:
+                   origin: tuple[float, float], level: float, white: np.ndarray, white_table: float,
+                   one_brick: bool = False) -> list[FoundBlock]:
         """`_fit_cut`'s fits of one part of the cut-out (`blob`, filled; `opened`: the cut-out's
         mask before filling)."""
         if mostly_skin(fine, blob, white):
@@ -628,6 +636,8 @@ class BlockFinder:
         if one is not None and one.height_mm < TALL_FROM_MM:
             unsure = one.colour_confidence < SURE_ONE_COLOUR and _top_spans_two_colours(c, one)
             return (_two_colours_instead(c, one) if unsure else []) or [one]
+        if one_brick:
+            return []
         if one is not None:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
@@ -2063,13 +2073,20 @@ def _clusters(points: np.ndarray, k: int, rounds: int = 12) -> tuple[np.ndarray,
         centres.append(pts[pick])
         nearest = np.minimum(nearest, np.sum((pts - centres[-1]) ** 2, axis=1))
     c = np.array(centres)
+
+    def nearest_centre(c: np.ndarray) -> np.ndarray:
+        # |p - c|^2 with |p|^2 left out (the same for every centre): a matrix product, not (N, k, D)
+        return np.argmin((c * c).sum(axis=1)[None] - 2.0 * (pts @ c.T), axis=1)
+
     for _ in range(rounds):
-        labels = np.argmin(np.linalg.norm(pts[:, None, :] - c[None], axis=2), axis=1)
-        moved = np.array([pts[labels == i].mean(axis=0) if np.any(labels == i) else c[i] for i in range(k)])
+        labels = nearest_centre(c)
+        counts = np.bincount(labels, minlength=k)[:, None]
+        sums = np.stack([np.bincount(labels, weights=pts[:, d], minlength=k) for d in range(pts.shape[1])], axis=1)
+        moved = np.where(counts > 0, sums / np.maximum(counts, 1), c)
         if np.allclose(moved, c, atol=1e-3):
             break
         c = moved
-    return np.argmin(np.linalg.norm(pts[:, None, :] - c[None], axis=2), axis=1), c
+    return nearest_centre(c), c
 
 
 def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray, margin_share: float = 1.0
