@@ -2846,7 +2846,8 @@ def _raised_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFi
         if not allowed.any() or allowed[heights == fit.height_mm].all():
             continue
         best = int(np.argmin(np.where(allowed, own, np.inf)))
-        total = own + shadows
+        # (the heights its shadows rule out are no alternatives to it: their likelihood is 0)
+        total = np.where(shadows <= SHADOW_RULES_OUT, own + shadows, np.inf)
         moved = _box_at(c.view, fit, float(heights[best]),
                         {float(h): float(v - total[best]) for h, v in zip(heights, total)}, top_pinned=True)
         out[i] = (replace(p, footprint=moved.footprint, height_mm=moved.height_mm), moved)

@@ -333,6 +333,14 @@ class SideProfile:
         return self.foot_distance_mm < 0
 
 
+
+def _likelihoods(costs: np.ndarray) -> np.ndarray:
+    """exp(-cost), scaled by the least cost's: a height the fit did not take may cost less than
+    the one it took (raised where its shadows rule the lower ones out), and exp of more than 709
+    overflows: the shares then came out NaN. An infinite cost (ruled out) is a likelihood of 0."""
+    finite = costs[np.isfinite(costs)]
+    return np.exp(-(costs - (float(finite.min()) if len(finite) else 0.0)))
+
 @dataclass(frozen=True)
 class BoxFit:
     top: TableRect  # the top face, cast onto the table plane
@@ -345,7 +353,7 @@ class BoxFit:
     def height_confidence(self) -> float:
         """Share of the height's likelihood within half a brick of the answer (0.5-1 when ambiguous)."""
         hs = np.array(list(self.height_cost))
-        w = np.exp(-np.array(list(self.height_cost.values())))
+        w = _likelihoods(np.array(list(self.height_cost.values())))
         return float(w[np.abs(hs - self.height_mm) <= BRICK_MM / 2 + 1e-6].sum() / w.sum())
 
     @property
@@ -356,7 +364,7 @@ class BoxFit:
         if not self.height_cost:
             return self.height_mm, self.height_mm
         hs = np.array(list(self.height_cost))
-        w = np.exp(-np.array(list(self.height_cost.values())) / HEIGHT_RANGE_COST_SCALE)
+        w = _likelihoods(np.array(list(self.height_cost.values())) / HEIGHT_RANGE_COST_SCALE)
         order = np.argsort(-w, kind="stable")
         held = np.cumsum(w[order]) / w.sum()
         likeliest = hs[order[:int(np.searchsorted(held, HEIGHT_RANGE_SHARE - 1e-9)) + 1]]

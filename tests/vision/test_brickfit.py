@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, TableRect, fit_box, normal_cdf, shadow_penalty, snap_side,
+from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, BoxFit, TableRect, fit_box, normal_cdf, shadow_penalty, snap_side,
                                        step_fit, top_face, wall_and_shadow_fit, wall_penalty, wall_width_mm, with_shadows)
 
 FOOT = np.array([0.0, 0.0])
@@ -196,3 +196,23 @@ def test_profiles_that_cross_an_adjoining_part_of_a_wall_are_left_out():
                           np.array([0.0, 1.0]), np.array([1.0, 0.0]), 4.0) is None
     lo, hi = _clear_of(np.array([-31.0, -20.0]), np.array([31.0, 20.0]), (run,))
     assert list(lo) == [-31.0, -20.0] and list(hi) == [14.0, 14.0]  # the longer clear piece
+
+
+def test_a_heights_shares_hold_when_another_height_costs_far_less():
+    """A touching brick raised to 41.6 mm where its shadows ruled the lower heights out kept the
+    lower heights' costs, down to -1900 against its own (ray-cast hands seed 1, table 2):
+    exp(1900) overflowed and its height's confidence and range came out NaN. The shares are the
+    same at any offset of the costs, and a height ruled out (infinite cost) has none."""
+    top = TableRect(np.array([100.0, 100.0]), np.array([1.0, 0.0]), (15.9, 7.9))
+    costs = {3.2: -1897.3, 6.4: -1893.2, 38.4: -869.2, 41.6: 0.0, 44.8: 122.4}
+    box = BoxFit(top=top, silhouette=top, height_mm=41.6, footprint=top, height_cost=costs)
+    assert box.height_confidence == pytest.approx(0.0, abs=1e-9)
+    assert box.height_range_mm == (3.2, 41.6)
+    shifted = BoxFit(top=top, silhouette=top, height_mm=41.6, footprint=top,
+                     height_cost={h: c + 5.0 for h, c in {41.6: 0.0, 44.8: 1.0, 38.4: 2.0}.items()})
+    alike = BoxFit(top=top, silhouette=top, height_mm=41.6, footprint=top, height_cost={41.6: 0.0, 44.8: 1.0, 38.4: 2.0})
+    assert shifted.height_confidence == pytest.approx(alike.height_confidence)
+    ruled_out = BoxFit(top=top, silhouette=top, height_mm=41.6, footprint=top,
+                       height_cost={3.2: math.inf, 41.6: 0.0, 54.4: 1.0})
+    assert ruled_out.height_confidence == pytest.approx(1 / (1 + math.exp(-1.0)))
+    assert ruled_out.height_range_mm[0] == 41.6
