@@ -333,13 +333,13 @@ class SideProfile:
         return self.foot_distance_mm < 0
 
 
-
 def _likelihoods(costs: np.ndarray) -> np.ndarray:
     """exp(-cost), scaled by the least cost's: a height the fit did not take may cost less than
     the one it took (raised where its shadows rule the lower ones out), and exp of more than 709
     overflows: the shares then came out NaN. An infinite cost (ruled out) is a likelihood of 0."""
     finite = costs[np.isfinite(costs)]
     return np.exp(-(costs - (float(finite.min()) if len(finite) else 0.0)))
+
 
 @dataclass(frozen=True)
 class BoxFit:

@@ -2037,13 +2037,13 @@ def test_a_top_clipped_in_two_channels_leaves_the_hue_to_its_walls(glare):
 
 
 def test_a_brick_fitted_from_its_faint_outline_keeps_its_one_box():
-    """A black 1x8 brick 28.8 mm high (the plain bench's seed 0 table 1) passes the frame's level
-    only in part on the dark mat, and is fitted from the faint outline around it, as the last
-    resort that stands only as one low brick. Its box fit was then tried again with shade left out
-    (a black top may be the mat in shade), as a strong outline's is, and that pass read it a plate
-    low (25.6 mm). A faint outline now gets the fits that can give one brick only: the box, or two
-    colours of it; not towers, touching bricks, walls or the second pass (which gave nothing on
-    faint outlines, at 50-170 ms each)."""
+    """A black 1x8 brick 28.8 mm high on the dark mat (the plain bench's seed 0 table 1) is fitted
+    right from its candidate, and the faint outline around it (the last resort for a brick that
+    passes the level only in part) is fitted too. Nothing stood there at first; the second pass
+    with shade left out (a black top may be the mat in shade), as a strong outline gets, gave a box
+    25.6 mm high that holds the first and so replaced it. A faint outline now gets only the fits
+    that can give one brick: the box, or two colours of it; not towers, touching bricks, walls or
+    the second pass (which gave nothing else on faint outlines, at 50-170 ms each)."""
     from companion.synth.worlds import Camera, bench_scene
 
     scene = bench_scene("plain", 1, "standard")

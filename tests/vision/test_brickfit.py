@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, BoxFit, TableRect, fit_box, normal_cdf, shadow_penalty, snap_side,
-                                       step_fit, top_face, wall_and_shadow_fit, wall_penalty, wall_width_mm, with_shadows)
+from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, BoxFit, TableRect, fit_box, normal_cdf, shadow_penalty,
+                                       snap_side, step_fit, top_face, wall_and_shadow_fit, wall_penalty, wall_width_mm,
+                                       with_shadows)
 
 FOOT = np.array([0.0, 0.0])
 CZ = 1100.0
