@@ -198,23 +198,23 @@ def _evidence(smooth: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarr
     # and across (a lamp a little off puts one of those in the light), and just past it the
     # table is lit again (a lamp whose shadows fall short, on the bodies' shadows, sees
     # shade there too).
-    middle = [centres, centres + third * along, centres + third * across, centres - third * across]
-    by_middle = (length > side[None] * 0.71 + MIN_SHADOW_MM) & (_look(None, clear, centres, mm_per_px) > 0)
+    middle = [_cells(clear, q, mm_per_px) for q in (centres, centres + third * along, centres + third * across,
+                                                    centres - third * across)]
+    by_middle = (length > side[None] * 0.71 + MIN_SHADOW_MM) & middle[0][0]
     # A lamp high above casts a tile's shadow not much longer than the tile: its middle lies
     # under the mini. Its far part is read then, EDGE_INSET_MM inside its far edge (the tile's
     # square reaches half a side along any direction), where that is in view.
     edge = centres + along * (0.5 * side[None, :, None] - EDGE_INSET_MM)
-    far = [edge, edge + third * across, edge - third * across]
-    by_edge = ~by_middle & (length > MIN_SHADOW_MM) & np.all([_look(None, clear, q, mm_per_px) > 0 for q in far],
-                                                              axis=0)
+    far = [_cells(clear, q, mm_per_px) for q in (edge, edge + third * across, edge - third * across)]
+    by_edge = ~by_middle & (length > MIN_SHADOW_MM) & np.all([seen for seen, _ in far], axis=0)
     usable = by_middle | by_edge
     read = np.where(by_edge[..., None], edge, centres)
     for _, shadows in taken:  # another lamp shows shadows of its own, not one found's again
         usable &= _from_segment(read, xy, shadows) > side[None] * 0.8
     if excluded is not None:
         usable[excluded] = False
-    inside = np.where(by_edge, np.min([_look(smooth, clear, q, mm_per_px) for q in far], axis=0),
-                      np.min([_look(smooth, clear, q, mm_per_px) for q in middle], axis=0))
+    inside = np.where(by_edge, np.min([_read(smooth, *q) for q in far], axis=0),
+                      np.min([_read(smooth, *q) for q in middle], axis=0))
     beyond = centres + along * (side[None, :, None] * 0.71 + MIN_SHADOW_MM)
     sample = np.where(usable, inside - _look(smooth, clear, beyond, mm_per_px), 0.0)
     count = usable.sum(axis=1)
@@ -330,11 +330,24 @@ def _in_view(seen_in: np.ndarray, seen_out: np.ndarray) -> np.ndarray:
 
 def _look(dark: np.ndarray | None, clear: np.ndarray, points_mm: np.ndarray, mm_per_px: float) -> np.ndarray:
     """`dark` at table points (..., 2) (None: 1); 0 off the view or where something known stands."""
-    cols = np.floor(points_mm[..., 0] / mm_per_px).astype(int)
-    rows = np.floor(points_mm[..., 1] / mm_per_px).astype(int)
-    inside = (cols >= 0) & (cols < clear.shape[1]) & (rows >= 0) & (rows < clear.shape[0])
-    cols, rows = np.clip(cols, 0, clear.shape[1] - 1), np.clip(rows, 0, clear.shape[0] - 1)
-    return np.where(inside & (clear[rows, cols] > 0), 1.0 if dark is None else dark[rows, cols], 0.0)
+    return _read(dark, *_cells(clear, points_mm, mm_per_px))
+
+
+def _cells(clear: np.ndarray, points_mm: np.ndarray, mm_per_px: float) -> tuple[np.ndarray, np.ndarray]:
+    """Which table points (..., 2) are in view and clear, and their cells' flat indices (0 off
+    the view): taken once, read for several maps (half the time of clipped rows and columns
+    indexed for each)."""
+    cols = np.floor(points_mm[..., 0] / mm_per_px)
+    rows = np.floor(points_mm[..., 1] / mm_per_px)
+    h, w = clear.shape
+    inside = (cols >= 0) & (cols < w) & (rows >= 0) & (rows < h)
+    flat = np.where(inside, rows * w + cols, 0).astype(np.intp)
+    return inside & (clear.ravel().take(flat) > 0), flat
+
+
+def _read(dark: np.ndarray | None, seen: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """`_look` at cells `_cells` gave."""
+    return seen.astype(float) if dark is None else np.where(seen, dark.ravel().take(flat), 0.0)
 
 
 def _from_segment(points: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
