@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from companion.state import MiniState
-from companion.vision.lamps import FoundLamp, find_lamps, mask_shadows
+from companion.vision.lamps import FoundLamp, _look, find_lamps, mask_shadows
 
 MM_PER_PX = 2.0
 CENTRE = np.array([600.0, 400.0])
@@ -218,3 +218,15 @@ def test_no_lamp_is_found_in_a_castles_yard_where_cards_and_white_walls_crowd_th
     castle = [b for b in blocks if b.color == "white"]
     assert len(castle) == 5, [(b.color, b.height_mm) for b in blocks]
     assert all(abs(b.height_mm - 19.2) <= 3.2 + 1e-6 for b in castle), [b.height_mm for b in castle]
+
+
+def test_the_darkness_is_read_at_the_cell_under_each_point_and_nowhere_else():
+    """`_look` (the lamps' search reads tens of thousands of points a frame through flat indices):
+    the cell under each point of a view wider than deep, 0 off the view and where something known
+    stands (`clear` 0), 1 for "in view" without a darkness."""
+    clear = np.ones((3, 5), np.uint8)
+    clear[1, 3] = 0
+    dark = np.arange(15, dtype=np.float32).reshape(3, 5) / 10
+    points = np.array([[[0.5, 0.5], [9.9, 5.9], [7.0, 3.0]], [[4.1, 2.2], [-0.1, 1.0], [10.0, 1.0]]])  # mm, 2 mm cells
+    assert _look(dark, clear, points, 2.0).ravel().tolist() == pytest.approx([0.0, 1.4, 0.0, 0.7, 0.0, 0.0])
+    assert _look(None, clear, points, 2.0).tolist() == [[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
