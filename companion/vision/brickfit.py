@@ -240,7 +240,7 @@ def wall_and_shadow_fit(profiles: np.ndarray, u_mm: np.ndarray, walls_mm: np.nda
     g[..., 3, 3] = see
     for i, j in ((1, 0), (2, 0), (3, 0), (2, 1), (3, 1), (3, 2)):
         g[..., i, j] = g[..., j, i]
-    g += np.eye(4) * 1e-6  # ridge: two edges may coincide
+    g += np.eye(4) * _RIDGE
     pa = (a @ p)[:, :, None]  # (H, D, 1, C)
     pb = (b @ p)[:, :, None]
     pe = e @ p[:, None]  # (H or 1, D, S, C)

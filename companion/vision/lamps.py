@@ -263,13 +263,12 @@ def _softness(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray
     (a large lamp near the table blurs a tall thing's shadow more), its darkness fitted by least
     squares, the softness that fits the points read best. (0, None) when too few minis' shadows
     are in view."""
-    inside_pts, outside_pts, seen_in, seen_out = _tile_points(clear, xy, z, side, tile_axes, lamp[None, :2],
-                                                              lamp[None, 2], mm_per_px)
+    cells_in, cells_out, seen_in, seen_out = _tile_points(clear, xy, z, side, tile_axes, lamp[None, :2],
+                                                          lamp[None, 2], mm_per_px)
     usable = _in_view(seen_in, seen_out)[0]
     if usable.sum() < LEAST_MINIS:
         return 0.0, None
-    points = np.concatenate([inside_pts, outside_pts], axis=2)[0]
-    observed = _look(dark, clear, points, mm_per_px)[usable]
+    observed = np.concatenate([_read(dark, *cells_in), _read(dark, *cells_out)], axis=2)[0][usable]
     weight = np.concatenate([seen_in, seen_out], axis=2)[0][usable]
     fractions = np.concatenate([_INSIDE, _OUTSIDE])  # (P, 2) along the tile's sides
     inset = (0.5 - np.abs(fractions))[None] * side[usable, None, None]  # (N, P, 2) mm inside each pair of edges
@@ -291,10 +290,10 @@ def _tile_shadows(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.nda
     """For lamps at `places` (S, 2) and `heights` (S,): how much darker the minis' tile shadows'
     squares are than just outside them, on average over the minis whose shadows are in view
     (-inf when under LEAST_MINIS are)."""
-    inside_pts, outside_pts, seen_in, seen_out = _tile_points(clear, xy, z, side, tile_axes, places, heights, mm_per_px)
+    cells_in, cells_out, seen_in, seen_out = _tile_points(clear, xy, z, side, tile_axes, places, heights, mm_per_px)
     usable = _in_view(seen_in, seen_out)
-    inside = (_look(dark, clear, inside_pts, mm_per_px) * seen_in).sum(-1) / np.maximum(seen_in.sum(-1), 1)
-    outside = (_look(dark, clear, outside_pts, mm_per_px) * seen_out).sum(-1) / np.maximum(seen_out.sum(-1), 1)
+    inside = (_read(dark, *cells_in) * seen_in).sum(-1) / np.maximum(seen_in.sum(-1), 1)
+    outside = (_read(dark, *cells_out) * seen_out).sum(-1) / np.maximum(seen_out.sum(-1), 1)
     count = usable.sum(axis=1)
     score = np.where(usable, inside - outside, 0.0).sum(axis=1) / np.maximum(count, 1)
     return np.where(count >= LEAST_MINIS, score, -np.inf)
@@ -302,10 +301,11 @@ def _tile_shadows(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.nda
 
 def _tile_points(clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray, tile_axes: np.ndarray,
                  places: np.ndarray, heights: np.ndarray, mm_per_px: float
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
     """Where lamps at `places` (S, 2) and `heights` (S,) put the points read of each mini's tile
-    shadow (`_INSIDE`, `_OUTSIDE`: (S, N, P, 2) each), and which of them are read (1 in view, 0
-    under something known or, outside, behind the square: the body's shadow lies there)."""
+    shadow (`_INSIDE`, `_OUTSIDE`: their cells, `_cells`, (S, N, P) each), and which of them are
+    read (1 in view, 0 under something known or, outside, behind the square: the body's shadow
+    lies there)."""
     offset = (xy[None] - places[:, None]) * (z[None, :, None] / np.maximum(heights[:, None, None] - z[None, :, None], 1.0))
     tips = xy[None] + offset  # (S, N, 2)
     along = offset / np.maximum(np.linalg.norm(offset, axis=-1, keepdims=True), 1e-6)
@@ -317,8 +317,8 @@ def _tile_points(clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndar
 
     inside_pts, outside_pts = points(_INSIDE), points(_OUTSIDE)
     ahead = ((outside_pts - tips[:, :, None]) * along[:, :, None]).sum(-1) >= -0.05 * side[None, :, None]
-    return (inside_pts, outside_pts, _look(None, clear, inside_pts, mm_per_px),
-            _look(None, clear, outside_pts, mm_per_px) * ahead)
+    cells_in, cells_out = _cells(clear, inside_pts, mm_per_px), _cells(clear, outside_pts, mm_per_px)
+    return cells_in, cells_out, _read(None, *cells_in), _read(None, *cells_out) * ahead
 
 
 def _in_view(seen_in: np.ndarray, seen_out: np.ndarray) -> np.ndarray:
