@@ -809,7 +809,7 @@ class _Candidate:
 def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBlock], float, float]:
     """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
     together on the colour map (`touching.fit_touching`: each hides part of its neighbours) and
-    raised where their shadows say they are taller (`_raised_by_their_shadows`), the
+    set where their shadows rule their heights out (`_heights_by_their_shadows`), the
     share of the map's points that fit predicts right, and the share the bricks as reported
     predict right (a brick's walls may have moved it; a part that is no brick predicts nothing).
     Empty unless two parts or more are bricks that explain their own colours."""
@@ -848,7 +848,7 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         bricks[i] = (p, fit)
     blocks = []
     reported: dict[int, tuple[TableRect, float]] = {}  # the parts' boxes as reported
-    for i, (p, fit) in _raised_by_their_shadows(c, bricks).items():
+    for i, (p, fit) in _heights_by_their_shadows(c, bricks).items():
         mask = masks[i]
         top = fit.top
         # Its colour where its own top shows (a taller neighbour may cover the rest of it).
@@ -2815,20 +2815,23 @@ def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> B
                    {float(hh): float(v - total[best]) for hh, v in zip(heights, total)}, top_pinned)
 
 
-def _raised_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFit]]
+def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFit]]
                              ) -> dict[int, tuple[Placed, BoxFit]]:
-    """Touching bricks raised where the shadows they cast together under the lamps found say they
-    are taller: each lit part in turn, its top where it was placed and the other lit parts held at
-    their heights, where its shadows rule its height out (SHADOW_RULES_OUT), is raised to the
-    likeliest height its walls (or the colour map) allow among the taller ones they do not. Near
-    the camera's foot their walls do not show, and the map tells a height only by what each hides
-    of the others: a 28.8 mm brick beside a 9.6 mm one read 6.4 mm and its long shadow a gray
-    plate. Never lowered: a shadow missing where the lamps found would cast one may be a lamp
-    misplaced, or parts that are no bricks (on a path-traced table two 9.6 mm bricks "cast none"
-    and were lowered to 3.2 and 6.4 mm; on a ray-cast one a green wall's outline split by colour,
-    its parts lowered, passed for a 10 x 8 brick). A part whose top may be the table in shade
-    (`_top_may_be_shade`) may be one of their shadows: it is table here, and left out after if
-    their shadows cover it (`_without_their_shadows`)."""
+    """Touching bricks moved to the height the shadows they cast together under the lamps found
+    say: each lit part in turn, its top where it was placed and the other lit parts held at their
+    heights, where its shadows rule its height out (SHADOW_RULES_OUT), is set to the likeliest
+    height its walls (or the colour map) allow among those the shadows do not rule out: any taller
+    one, and a lower one only where its own fit rules out neither it nor any height between by
+    as much (the same SHADOW_RULES_OUT). Near the camera's foot their walls do not show, and the map tells a height
+    only by what each hides of the others: a 28.8 mm brick beside a 9.6 mm one read 6.4 mm and
+    its long shadow a gray plate; two 28.8 mm bricks side by side read 35.2 mm, the map near
+    indifferent between them (4 points) and their shadows sure. Not lowered further: a shadow
+    missing where the lamps found would cast one may be a lamp misplaced, or parts that are no
+    bricks (on a path-traced table two 9.6 mm bricks "cast none" and were lowered to 3.2 and 6.4
+    mm; on a ray-cast one a green wall's outline split by colour, its parts lowered, passed for a
+    10 x 8 brick). A part whose top may be the table in shade (`_top_may_be_shade`) may be one of
+    their shadows: it is table here, and left out after if their shadows cover it
+    (`_without_their_shadows`)."""
     if c.lamplight is None or not c.lamplight.deep:
         return parts
     lit = [i for i, (_, fit) in parts.items()
@@ -2842,7 +2845,13 @@ def _raised_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFi
             continue
         heights = np.array(list(fit.height_cost))
         own = np.array(list(fit.height_cost.values()))
-        allowed = (shadows <= SHADOW_RULES_OUT) & (heights >= fit.height_mm)
+        # Lower only through heights its own fit does not rule out: it may be unsure of its
+        # height over a run of them, not between two far apart (a part 38.4 mm or 6.4: a green
+        # wall's piece, lowered, beat the wall's own fit).
+        at = int(np.argmin(np.abs(heights - fit.height_mm)))
+        unsure_below = np.zeros(len(heights), bool)
+        unsure_below[:at] = np.maximum.accumulate(own[:at][::-1] > SHADOW_RULES_OUT)[::-1] == 0
+        allowed = (shadows <= SHADOW_RULES_OUT) & ((heights >= fit.height_mm) | unsure_below)
         if not allowed.any() or allowed[heights == fit.height_mm].all():
             continue
         best = int(np.argmin(np.where(allowed, own, np.inf)))
@@ -2920,7 +2929,7 @@ def _shadow_height_cost(c: _Candidate, tops: list[TableRect], heights: list[floa
 
 
 # Shadows this many nats worse than at the likeliest height rule a touching brick's height out
-# (`_raised_by_their_shadows`): a 28.8 mm brick's at 6.4 mm cost 1394 (ray-cast walls/towers/
+# (`_heights_by_their_shadows`): a 28.8 mm brick's at 6.4 mm cost 1394 (ray-cast walls/towers/
 # touching table 10), a 1x2 brick's own shadow, within its taller neighbour's, 31 at its height.
 SHADOW_RULES_OUT = 100.0
 SHADOW_PART_SHARE = 0.6  # a part this much inside the others' shadows, and shade-like, is one of them
