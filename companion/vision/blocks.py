@@ -2821,17 +2821,17 @@ def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxF
     say: each lit part in turn, its top where it was placed and the other lit parts held at their
     heights, where its shadows rule its height out (SHADOW_RULES_OUT), is set to the likeliest
     height its walls (or the colour map) allow among those the shadows do not rule out: any taller
-    one, and a lower one only where its own fit rules out neither it nor any height between by
-    as much (the same SHADOW_RULES_OUT). Near the camera's foot their walls do not show, and the map tells a height
-    only by what each hides of the others: a 28.8 mm brick beside a 9.6 mm one read 6.4 mm and
-    its long shadow a gray plate; two 28.8 mm bricks side by side read 35.2 mm, the map near
-    indifferent between them (4 points) and their shadows sure. Not lowered further: a shadow
-    missing where the lamps found would cast one may be a lamp misplaced, or parts that are no
-    bricks (on a path-traced table two 9.6 mm bricks "cast none" and were lowered to 3.2 and 6.4
-    mm; on a ray-cast one a green wall's outline split by colour, its parts lowered, passed for a
-    10 x 8 brick). A part whose top may be the table in shade (`_top_may_be_shade`) may be one of
-    their shadows: it is table here, and left out after if their shadows cover it
-    (`_without_their_shadows`)."""
+    one, and a lower one only where the shadows show one of some length (they rule out the lowest
+    height too) and its own fit rules out neither it nor any height between by as much. Near the
+    camera's foot their walls do not show, and the map tells a height only by what each hides of
+    the others: a 28.8 mm brick beside a 9.6 mm one read 6.4 mm and its long shadow a gray plate;
+    two 28.8 mm bricks side by side read 35.2 mm, the map near indifferent between them (4 points)
+    and their shadows sure. Not lowered where no shadow shows: a shadow missing where the lamps
+    found would cast one may be a lamp misplaced, or parts that are no bricks (on a path-traced
+    table two 9.6 mm bricks "cast none" and were lowered to 3.2 and 6.4 mm; on a ray-cast one a
+    green wall's outline split by colour, its parts lowered, passed for a 10 x 8 brick). A part
+    whose top may be the table in shade (`_top_may_be_shade`) may be one of their shadows: it is
+    table here, and left out after if their shadows cover it (`_without_their_shadows`)."""
     if c.lamplight is None or not c.lamplight.deep:
         return parts
     lit = [i for i, (_, fit) in parts.items()
@@ -2845,13 +2845,7 @@ def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxF
             continue
         heights = np.array(list(fit.height_cost))
         own = np.array(list(fit.height_cost.values()))
-        # Lower only through heights its own fit does not rule out: it may be unsure of its
-        # height over a run of them, not between two far apart (a part 38.4 mm or 6.4: a green
-        # wall's piece, lowered, beat the wall's own fit).
-        at = int(np.argmin(np.abs(heights - fit.height_mm)))
-        unsure_below = np.zeros(len(heights), bool)
-        unsure_below[:at] = np.maximum.accumulate(own[:at][::-1] > SHADOW_RULES_OUT)[::-1] == 0
-        allowed = (shadows <= SHADOW_RULES_OUT) & ((heights >= fit.height_mm) | unsure_below)
+        allowed = _heights_their_shadows_allow(heights, own, shadows, fit.height_mm)
         if not allowed.any() or allowed[heights == fit.height_mm].all():
             continue
         best = int(np.argmin(np.where(allowed, own, np.inf)))
@@ -2861,6 +2855,23 @@ def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxF
                         {float(h): float(v - total[best]) for h, v in zip(heights, total)}, top_pinned=True)
         out[i] = (replace(p, footprint=moved.footprint, height_mm=moved.height_mm), moved)
     return out
+
+
+def _heights_their_shadows_allow(heights_mm: np.ndarray, own: np.ndarray, shadows: np.ndarray,
+                                 placed_mm: float) -> np.ndarray:
+    """Which heights (ascending) a touching brick placed at `placed_mm` may be moved to by its
+    shadows (`_heights_by_their_shadows`), its own fit's costs and its shadows' given per height:
+    those the shadows do not rule out (SHADOW_RULES_OUT), taller than it was placed, or lower where
+    a shadow shows (the shadows rule out the lowest height too: path traced, two 9.6 mm bricks
+    whose shadows the lamp found would have cast "cast none", 3.2 mm costing 0 and 9.6 mm 298) and
+    its own fit rules out neither that height nor any between (it may be unsure of its height over
+    a run of them, not between two far apart: a green wall's piece at 38.4 mm or 6.4, lowered, beat
+    the wall's own fit)."""
+    at = int(np.argmin(np.abs(heights_mm - placed_mm)))
+    lower = np.zeros(len(heights_mm), bool)
+    if shadows[0] > SHADOW_RULES_OUT:
+        lower[:at] = np.maximum.accumulate(own[:at][::-1] > SHADOW_RULES_OUT)[::-1] == 0
+    return (shadows <= SHADOW_RULES_OUT) & ((heights_mm >= placed_mm) | lower)
 
 
 def _box_at(view: TableView, fit: BoxFit, height_mm: float, height_cost: dict[float, float],
