@@ -81,6 +81,10 @@ TOWER_TOP_OUTLINED = 0.9  # share of a faint tall top's samples that must differ
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
 SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be its shadow, cast from its base
 HAND_SHADOW_REACH_MM = 150.0  # ... one this near a hand (held up to ~160 mm over the table) may be its
+# A pixel this much brighter than the table in some channel (linear light) is lit: no shadow of a
+# mini (noise and compression move the ratio by a few per cent; 1.05-1.3 gave the same blocks on
+# the dev frames).
+LIT_OVER_TABLE = 1.15
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
@@ -428,8 +432,9 @@ class BlockFinder:
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
                            minis: tuple[MiniState, ...], view: TableView,
                            bare_dark: Callable[[], np.ndarray] | None) -> np.ndarray:
-        """Zero in `clear` the minis' shadows (`lamps`), where the lamps are found from them; the
-        shadows' mask (uint8, 1 in shadow). A lamp found is kept where its shadows are dark too
+        """Zero in `clear` the minis' shadows (`lamps`), where the lamps are found from them, but
+        for what is brighter there than the table (LIT_OVER_TABLE); the shadows' mask (uint8, 1 in
+        shadow). A lamp found is kept where its shadows are dark too
         against the table with the cards and what differs from it painted over (`bare_dark`'s
         darkness; None: `table` is a bare table's picture already): among cards and white walls
         a median is too bright (the felt of a castle's yard read a quarter darker than the
@@ -450,7 +455,10 @@ class BlockFinder:
             self.memory.lamps(tuple(self.lamps), coarse, minis, found=again is None)
         lit = np.ones_like(clear)
         mask_shadows(lit, self.lamps, standing, COARSE_MM)
-        clear &= lit
+        # A shadow only takes light away: what is brighter than the table in some channel there
+        # (an orange brick standing where a mini's shadow was drawn) is no shadow, and stays.
+        brighter = _light_ratio(coarse, _table_light(table)).max(axis=-1) > LIT_OVER_TABLE
+        clear &= lit | brighter.astype(np.uint8)
         return 1 - lit
 
     def _differs(self, closed: np.ndarray, table: np.ndarray, clear: np.ndarray

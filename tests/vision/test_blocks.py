@@ -2035,6 +2035,23 @@ def test_a_touching_brick_is_lowered_only_where_a_shadow_shows_and_its_own_fit_i
     assert heights[taller].tolist() == [25.6, 28.8, 32.0]
 
 
+def test_a_brick_where_a_minis_shadow_was_drawn_is_still_searched():
+    """The minis' shadows, drawn from the lamps found, are left out of the search as the minis
+    are; on ray-cast walls/towers/touching seed 3 table 10 an orange 1x4 brick 19.2 mm high stood
+    where a mini's shadow was drawn (it stands beside the mini and its own shadow joins the
+    mini's), was left out with it, and its shadow was reported as a gray plate. A shadow only
+    takes light away: what is brighter than the table there is searched."""
+    from companion.bench.vision import bench_scene
+
+    scene = bench_scene("raycast", 3 * 100003 + 10, "standard", n_walls=1, n_towers=1, n_touching=1)
+    brick = min(scene.bricks, key=lambda b: np.hypot(b.x_mm - 556.5, b.y_mm - 123.5))
+    assert (brick.color, round(brick.height_mm, 1)) == ("orange", 19.2)
+    found = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+    seen = max(found, key=lambda b: polygon_iou(b.footprint_mm, brick.footprint_mm()))
+    assert polygon_iou(seen.footprint_mm, brick.footprint_mm()) >= 0.5, [(b.color, b.height_mm) for b in found]
+    assert seen.color == "orange" and abs(seen.height_mm - 19.2) <= 4.8
+
+
 def test_a_low_block_of_a_taller_ones_colour_standing_in_it_is_its_face_and_one_of_another_colour_is_not():
     """Two blocks do not stand in one place. A path-traced gray 1 x 4 brick 28.8 mm high was found,
     and its wall in shade beside it again as a gray block 6.4 mm high, 9 mm along it (0.59 of its
