@@ -81,10 +81,10 @@ TOWER_TOP_OUTLINED = 0.9  # share of a faint tall top's samples that must differ
 TOWER_TOP_INSET_MM = 2.5  # a tower's top is named this far inside its fitted edges
 SHADOW_REACH_PX = 1  # a candidate touching a mini (2 mm at COARSE_MM) may be its shadow, cast from its base
 HAND_SHADOW_REACH_MM = 150.0  # ... one this near a hand (held up to ~160 mm over the table) may be its
-# A pixel this much brighter than the table in some channel (linear light) is lit: no shadow of a
-# mini (noise and compression move the ratio by a few per cent; 1.05-1.3 gave the same blocks on
-# the dev frames).
-LIT_OVER_TABLE = 1.15
+# A colour this much brighter (linear light) than the table in some channel, or than a shade in
+# every channel, is lit: no shadow, or not that shade (noise and compression move the ratio by a
+# few per cent; 1.05-1.3 gave the same blocks on the dev frames).
+LIT_RATIO = 1.15
 SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
 SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
 SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
@@ -433,7 +433,7 @@ class BlockFinder:
                            minis: tuple[MiniState, ...], view: TableView,
                            bare_dark: Callable[[], np.ndarray] | None) -> np.ndarray:
         """Zero in `clear` the minis' shadows (`lamps`), where the lamps are found from them, but
-        for what is brighter there than the table (LIT_OVER_TABLE); the shadows' mask (uint8, 1 in
+        for what is brighter there than the table (LIT_RATIO); the shadows' mask (uint8, 1 in
         shadow). A lamp found is kept where its shadows are dark too
         against the table with the cards and what differs from it painted over (`bare_dark`'s
         darkness; None: `table` is a bare table's picture already): among cards and white walls
@@ -457,7 +457,7 @@ class BlockFinder:
         mask_shadows(lit, self.lamps, standing, COARSE_MM)
         # A shadow only takes light away: what is brighter than the table in some channel there
         # (an orange brick standing where a mini's shadow was drawn) is no shadow, and stays.
-        brighter = _light_ratio(coarse, _table_light(table)).max(axis=-1) > LIT_OVER_TABLE
+        brighter = _light_ratio(coarse, _table_light(table)).max(axis=-1) > LIT_RATIO
         clear &= lit | brighter.astype(np.uint8)
         return 1 - lit
 
@@ -566,8 +566,13 @@ class BlockFinder:
 
         def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
             lit = cut(shade)
-            # What stands there must be lit: a top that may itself be shade is what was left of one.
-            lit = [b for b in lit if not _top_may_be_shade(self._lamplight, b.top_bgr, table)
+            # What stands there must be lit: a top that may itself be shade is what was left of one,
+            # unless it is brighter in every channel than the shade cut out there (a light gray
+            # brick's top on lighter tiles is darker than the tiles, as their shade is).
+            cut_shade = _table_light(np.median(fine[shade > 0].reshape(-1, 3), axis=0)) if shade.any() else None
+            lit = [b for b in lit
+                   if ((cut_shade is not None and _light_ratio(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
+                       or not _top_may_be_shade(self._lamplight, b.top_bgr, table))
                    and not _no_shadow_of_its_own(self._lamplight, b)]
             if lit and found and min(b.silhouette_fit for b in lit) <= max(b.silhouette_fit for b in found):
                 return []

@@ -2052,6 +2052,22 @@ def test_a_brick_where_a_minis_shadow_was_drawn_is_still_searched():
     assert seen.color == "orange" and abs(seen.height_mm - 19.2) <= 4.8
 
 
+def test_a_gray_top_darker_than_the_tiles_but_brighter_than_its_shadow_is_a_top():
+    """On light gray tiles a light bluish gray 1x8 brick 28.8 mm high (ray-cast seed 3 table 4) has
+    a top darker than the tiles and as gray: it may be the tiles in shade, and the fit that stood
+    once its shadow was cut away was dropped as "what was left of a shadow". Its top is brighter
+    in every channel than the shade cut out beside it: no shade of that, a top."""
+    from companion.bench.vision import bench_scene
+
+    scene = bench_scene("raycast", 3 * 100003 + 4, "standard")
+    brick = min(scene.bricks, key=lambda b: np.hypot(b.x_mm - 598.6, b.y_mm - 577.5))
+    assert (brick.color, round(brick.height_mm, 1), scene.surface) == ("gray", 28.8, "grid")
+    found = Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
+    seen = max(found, key=lambda b: polygon_iou(b.footprint_mm, brick.footprint_mm()))
+    assert polygon_iou(seen.footprint_mm, brick.footprint_mm()) >= 0.5, [(b.color, b.height_mm) for b in found]
+    assert seen.color == "gray" and abs(seen.height_mm - 28.8) <= 4.8
+
+
 def test_a_low_block_of_a_taller_ones_colour_standing_in_it_is_its_face_and_one_of_another_colour_is_not():
     """Two blocks do not stand in one place. A path-traced gray 1 x 4 brick 28.8 mm high was found,
     and its wall in shade beside it again as a gray block 6.4 mm high, 9 mm along it (0.59 of its
