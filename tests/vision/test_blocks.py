@@ -1965,6 +1965,23 @@ def test_a_gray_bricks_own_shadow_past_its_far_end_is_no_part_of_its_top():
     assert blocks[0].studs == (4, 2) and polygon_iou(blocks[0].footprint_mm, footprints[0]) >= 0.9
 
 
+def _touching_pair_alone_found(table: int, near_mm: tuple[float, float], truth: list[tuple[str, float]],
+                               within_mm: float) -> list:
+    """The touching pair of a ray-cast walls/towers/touching bench table near a place (its colours
+    and heights `truth`, sorted), alone on that table: the blocks found within `within_mm` of it,
+    one of each colour."""
+    from companion.bench.vision import bench_scene
+
+    scene = bench_scene("raycast", table, "standard", n_walls=1, n_towers=1, n_touching=1)
+    pair = tuple(b for b in scene.bricks if np.hypot(b.x_mm - near_mm[0], b.y_mm - near_mm[1]) < 12)
+    assert sorted((b.color, round(b.top_mm, 1)) for b in pair) == truth
+    alone = replace(scene, bricks=pair, stacks=(), walls=())
+    found = [b for b in Locator(alone.setup()).analyse(Renderer().render(alone)).blocks
+             if np.hypot(*(b.footprint_mm.mean(axis=0) - near_mm)) < within_mm]
+    assert sorted(b.color for b in found) == [c for c, _ in truth], [(b.color, b.height_mm) for b in found]
+    return found
+
+
 def test_touching_bricks_under_the_lens_are_as_tall_as_their_shadows_say():
     """An orange 2x2 brick 28.8 mm high touching a green 1x2 one 9.6 mm high near the camera's
     foot (ray-cast bench table 10, walls/towers/touching; here alone on it): their walls do not
@@ -1972,15 +1989,7 @@ def test_touching_bricks_under_the_lens_are_as_tall_as_their_shadows_say():
     read 6.4 mm high (its height range 3.2-19.2 mm), and on the whole table its long shadow was a
     gray plate that gave partial cover. The shadows the two cast together under the lamps found
     rule the low heights out."""
-    from companion.bench.vision import bench_scene
-
-    table = bench_scene("raycast", 10, "standard", n_walls=1, n_towers=1, n_touching=1)
-    pair = tuple(b for b in table.bricks if np.hypot(b.x_mm - 469.0, b.y_mm - 396.0) < 12)
-    assert sorted((b.color, round(b.top_mm, 1)) for b in pair) == [("green", 9.6), ("orange", 28.8)]
-    scene = replace(table, bricks=pair, stacks=(), walls=())
-    found = [b for b in Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
-             if np.hypot(*(b.footprint_mm.mean(axis=0) - [469.0, 396.0])) < 60]
-    assert sorted(b.color for b in found) == ["green", "orange"], [(b.color, b.height_mm) for b in found]
+    found = _touching_pair_alone_found(10, (469.0, 396.0), [("green", 9.6), ("orange", 28.8)], 60.0)
     orange = next(b for b in found if b.color == "orange")
     assert abs(orange.height_mm - 28.8) <= 3.2, orange.height_mm
     low, high = orange.height_range_mm
@@ -1990,19 +1999,10 @@ def test_touching_bricks_under_the_lens_are_as_tall_as_their_shadows_say():
 def test_touching_bricks_the_map_reads_too_tall_are_lowered_to_what_their_shadows_say():
     """A yellow and an orange 2x2 brick, both 28.8 mm high, side by side (ray-cast bench table 18,
     walls/towers/touching; here alone on it) were read 35.2 mm (on the whole table both, here the
-    yellow): the colour map, which tells a
-    height by what each hides of the other, was near indifferent between 28.8 and 35.2 mm, and
-    their shadows, which rule 35.2 mm out, could only raise a part. A part is lowered as well
-    where its own fit does not rule the lower height out."""
-    from companion.bench.vision import bench_scene
-
-    table = bench_scene("raycast", 18, "standard", n_walls=1, n_towers=1, n_touching=1)
-    pair = tuple(b for b in table.bricks if np.hypot(b.x_mm - 512.0, b.y_mm - 551.0) < 12)
-    assert sorted((b.color, round(b.top_mm, 1)) for b in pair) == [("orange", 28.8), ("yellow", 28.8)]
-    scene = replace(table, bricks=pair, stacks=(), walls=())
-    found = [b for b in Locator(scene.setup()).analyse(Renderer().render(scene)).blocks
-             if np.hypot(*(b.footprint_mm.mean(axis=0) - [512.0, 551.0])) < 40]
-    assert sorted(b.color for b in found) == ["orange", "yellow"], [(b.color, b.height_mm) for b in found]
+    yellow): the colour map, which tells a height by what each hides of the other, was near
+    indifferent between 28.8 and 35.2 mm, and their shadows, which rule 35.2 mm out, could only
+    raise a part. A part is lowered as well where its own fit does not rule the lower height out."""
+    found = _touching_pair_alone_found(18, (512.0, 551.0), [("orange", 28.8), ("yellow", 28.8)], 40.0)
     assert all(abs(b.height_mm - 28.8) <= PLATE_MM + 1e-6 for b in found), [(b.color, b.height_mm) for b in found]
 
 
