@@ -434,12 +434,11 @@ class BlockFinder:
                            bare_dark: Callable[[], np.ndarray] | None) -> np.ndarray:
         """Zero in `clear` the minis' shadows (`lamps`), where the lamps are found from them, but
         for what is brighter there than the table (LIT_RATIO); the shadows' mask (uint8, 1 in
-        shadow). A lamp found is kept where its shadows are dark too
-        against the table with the cards and what differs from it painted over (`bare_dark`'s
-        darkness; None: `table` is a bare table's picture already): among cards and white walls
-        a median is too bright (the felt of a castle's yard read a quarter darker than the
-        table, a lamp was found from the "shadows" two minis put there, and every block of the
-        frame read one to three plates low)."""
+        shadow). A lamp found is kept where its shadows are dark too against the table with the
+        cards and what differs from it painted over (`bare_dark`'s darkness; None: `table` is a
+        bare table's picture already): among cards and white walls a median is too bright (the
+        felt of a castle's yard read a quarter darker than the table, a lamp was found from the
+        "shadows" two minis put there, and every block of the frame read one to three plates low)."""
         standing = [(m, tile_side_mm(spec.marker_mm), spec.base_mm) for m in minis
                     if (spec := self.setup.mini(m.id)) is not None and m.status == "seen"]
         centre = np.array([self.setup.table.width_mm, self.setup.table.depth_mm]) / 2
@@ -570,10 +569,14 @@ class BlockFinder:
             # unless it is brighter in every channel than the shade cut out there (a light gray
             # brick's top on lighter tiles is darker than the tiles, as their shade is).
             cut_shade = _table_light(np.median(fine[shade > 0].reshape(-1, 3), axis=0)) if shade.any() else None
-            lit = [b for b in lit
-                   if ((cut_shade is not None and _light_ratio(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
-                       or not _top_may_be_shade(self._lamplight, b.top_bgr, table))
-                   and not _no_shadow_of_its_own(self._lamplight, b)]
+
+            def stands(b: FoundBlock) -> bool:
+                over_the_shade = (cut_shade is not None
+                                  and _light_ratio(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
+                return ((over_the_shade or not _top_may_be_shade(self._lamplight, b.top_bgr, table))
+                        and not _no_shadow_of_its_own(self._lamplight, b))
+
+            lit = [b for b in lit if stands(b)]
             if lit and found and min(b.silhouette_fit for b in lit) <= max(b.silhouette_fit for b in found):
                 return []
             return lit
@@ -2829,7 +2832,7 @@ def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> B
 
 
 def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFit]]
-                             ) -> dict[int, tuple[Placed, BoxFit]]:
+                              ) -> dict[int, tuple[Placed, BoxFit]]:
     """Touching bricks moved to the height the shadows they cast together under the lamps found
     say: each lit part in turn, its top where it was placed and the other lit parts held at their
     heights, where its shadows rule its height out (SHADOW_RULES_OUT), is set to the likeliest
