@@ -456,8 +456,11 @@ class BlockFinder:
         mask_shadows(lit, self.lamps, standing, COARSE_MM)
         # A shadow only takes light away: what is brighter than the table in some channel there
         # (an orange brick standing where a mini's shadow was drawn) is no shadow, and stays.
-        brighter = _light_ratio(coarse, _table_light(table)).max(axis=-1) > LIT_RATIO
-        clear &= lit | brighter.astype(np.uint8)
+        ys, xs = np.nonzero(lit == 0)
+        brighter = _light_ratio(coarse[ys, xs], _table_light(table[ys, xs])).max(axis=-1) > LIT_RATIO
+        left_out = 1 - lit
+        left_out[ys[brighter], xs[brighter]] = 0
+        clear &= 1 - left_out
         return 1 - lit
 
     def _differs(self, closed: np.ndarray, table: np.ndarray, clear: np.ndarray
