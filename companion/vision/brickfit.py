@@ -55,12 +55,12 @@ SHADOW_REACH_MM = float(SHADOW_WIDTHS_MM[-1]) + 1.5  # how much further a near s
 SHADOW_TABLE_SAMPLES = 4  # the profile's last samples (1 mm): table beyond any shadow
 # A shadow's light (display levels), as a share of the table's beside it, at most: where other
 # lamps and the room's light reach, a lamp's shadow keeps more of the table's light (0.5 admitted
-# only shadows of under a quarter of it in linear light: the rest read as wall). At 0.65 a light
-# shadow (0.75 of dark wood's light, the room's light 0.43 of the whole) was no shadow, and the
-# wall took it in: a 9.6 mm brick read 28.8. 0.75-0.95 gave the same blocks on the dev frames but
-# one painted shadow: there a yellow wall in shade passes in part for the felt's shadow beside it
-# (22.4 mm for 19.2, as at 0.75 before the shadow's colour was weighed).
-SHADOW_MOST = 0.85
+# only shadows of under a quarter of it in linear light: the rest read as wall; 0.75 let a
+# yellow wall in shade pass for the felt's shadow beside it, a brick a plate taller). Lighter
+# shadows are taken in by the wall (a white 9.6 mm brick read 22.4 under a room with 0.47 of the
+# light its own); 0.75-0.95 fitted them (ray-cast dev frames' heights better) but took a tower's
+# black lower courses on gray tiles for a blue top's shadow (path traced): kept at 0.65.
+SHADOW_MOST = 0.65
 SHADOW_UNDER_WALL = 0.55  # ... and at most this share of the wall's beside it
 SHADOW_CONTRAST = 24.0  # ... and this many 8-bit levels below it (dark walls are not told from shadows)
 SHADOW_CHROMA_SLACK = 0.12  # ... and of the table's chromaticity (colour over luma) to this
