@@ -458,9 +458,9 @@ class BlockFinder:
         # (an orange brick standing where a mini's shadow was drawn) is no shadow, and stays.
         ys, xs = np.nonzero(lit == 0)
         brighter = _light_ratio(coarse[ys, xs], _table_light(table[ys, xs])).max(axis=-1) > LIT_RATIO
-        left_out = 1 - lit
-        left_out[ys[brighter], xs[brighter]] = 0
-        clear &= 1 - left_out
+        kept = lit.copy()
+        kept[ys[brighter], xs[brighter]] = 1
+        clear &= kept
         return 1 - lit
 
     def _differs(self, closed: np.ndarray, table: np.ndarray, clear: np.ndarray
