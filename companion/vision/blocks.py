@@ -707,7 +707,9 @@ class BlockFinder:
         # `shaded` cannot tell from a black brick, or a tower's courses).
         finer = c.finer_parts
         bricks, _, _ = _fit_parts(c, finer)
-        if not bricks or finer is None or len(bricks) < len(finer.cores) or len({b.color for b in bricks}) < len(bricks):
+        if not bricks or finer is None or len({b.color for b in bricks}) < len(bricks):
+            return []
+        if len(bricks) < len(finer.cores) and not _the_rest_their_shade(c, finer, bricks):
             return []
         return bricks if _each_a_brick_of_its_own(c, bricks) else []
 
@@ -715,6 +717,27 @@ class BlockFinder:
 # Two tops of near colours under one lamp: the darker has at least this share of the other's light
 # (a red top has 0.57 of an orange one's, path traced; the split-off wall of a blue brick 0.04).
 FINER_TOPS_LIGHT = 0.35
+
+
+def _the_rest_their_shade(c: "_Candidate", split: "ColourParts", bricks: list[FoundBlock]) -> bool:
+    """Whether the parts of a split that gave no brick are the bricks' own walls or shadows in
+    shade: darker than the table, and within the bricks' silhouettes or where they cast shade."""
+    boxes = [(b.fit.footprint, b.fit.top) for b in bricks]
+    cast = _cast_shade(c, [(b.fit.footprint, b.height_mm) for b in bricks])
+    table_light = float(_linear(np.asarray(c.table_colour, np.float64)).sum())
+    for core in split.cores:
+        if _part_stood(c, core, bricks):
+            continue
+        if float(_linear(np.median(c.fine[core > 0], axis=0).astype(np.float64)).sum()) >= table_light:
+            return False
+        if _explained_share(core, boxes, c.origin, cast) < REST_EXPLAINED:
+            return False
+    return True
+
+
+# A finer split's part that gave no brick is the bricks' walls or shadow where this much of it lies
+# in their outlines or cast shade (a white and an orange brick's shade on beige tiles: 1.0).
+REST_EXPLAINED = 0.9
 
 
 def _each_a_brick_of_its_own(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
@@ -2793,22 +2816,29 @@ def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], 
                     cast_shade: np.ndarray | None = None) -> float:
     """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
     top faces the candidate covers and the share of the candidate within 1.5 mm of the boxes'
-    outlines. (A wall may look like the table, so it need not be covered; a candidate cut at a
-    low threshold is a blurred pixel or two wider than the box.) `cast_shade`: where the boxes'
-    own shadows fall and the candidate may be that shade (`_cast_shade`): explained too."""
-    near, face = np.zeros_like(blob), np.zeros_like(blob)
+    outlines (`_explained_share`). (A wall may look like the table, so it need not be covered; a
+    candidate cut at a low threshold is a blurred pixel or two wider than the box.)"""
+    face = np.zeros_like(blob)
+    for _, top in boxes:
+        _fill_fine(face, TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5),
+                                                          max(top.half_mm[1] - 1.0, 0.5))).corners(), origin_mm)
+    covered = np.count_nonzero(face & blob) / max(np.count_nonzero(face), 1)
+    return float(min(covered, _explained_share(blob, boxes, origin_mm, cast_shade)))
+
+
+def _explained_share(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],
+                     cast_shade: np.ndarray | None = None) -> float:
+    """The share of a mask within 1.5 mm of boxes' (footprint, top face) outlines as seen, or where
+    their own shadows fall and it may be that shade (`cast_shade`, `_cast_shade`)."""
+    near = np.zeros_like(blob)
     for footprint, top in boxes:
         hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
         _fill_fine(near, hull, origin_mm)
-        _fill_fine(face, TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5),
-                                                          max(top.half_mm[1] - 1.0, 0.5))).corners(), origin_mm)
     grow = int(round(1.5 / FINE_MM))
     near = cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
-    covered = np.count_nonzero(face & blob) / max(np.count_nonzero(face), 1)
     if cast_shade is not None:
         near |= cast_shade
-    explained = np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1)
-    return float(min(covered, explained))
+    return float(np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1))
 
 
 SHADOW_SIGMA = 0.2  # how well a shadow's darkness is predicted (the table's texture, the lamp's share)

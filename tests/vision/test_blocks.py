@@ -2053,6 +2053,26 @@ def test_a_gray_top_darker_than_the_tiles_but_brighter_than_its_shadow_is_a_top(
     _the_brick_found(3 * 100003 + 4, (598.6, 577.5), "gray", 28.8)
 
 
+def test_touching_bricks_split_with_their_shade_a_part_of_its_own_are_found():
+    """A white 1x4 brick 19.2 mm high touching an orange 2x4 one 28.8 mm high on beige tiles
+    (ray-cast walls/towers/touching seed 3 table 7): the usual colour split took the white top in
+    with the walls in shade and the shadow beside them, and the finer split gave the two bricks
+    right and a third, dark part: their walls and shadow. That part stood for no brick, and the
+    pair was dropped. A part that is darker than the table and within the bricks' outlines or
+    their shadows is theirs."""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    scene = bench_scene("raycast", 3 * 100003 + 7, "standard", n_walls=1, n_towers=1, n_touching=1)
+    truths = [t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - (630.0, 259.0))) < 12]
+    assert sorted((t.colour, round(t.height_mm, 1)) for t in truths) == [("orange", 28.8), ("white", 19.2)]
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    for truth in truths:
+        seen = max(blocks, key=lambda b: polygon_iou(b.footprint_mm, truth.footprints[0]))
+        assert polygon_iou(seen.footprint_mm, truth.footprints[0]) >= 0.5, truth.colour
+        assert seen.color == truth.colour and abs(seen.height_mm - truth.height_mm) <= 4.8, (seen.color, seen.height_mm)
+
+
 def _the_brick_found(seed: int, near_mm: tuple[float, float], colour: str, height_mm: float, **layout: int) -> None:
     """A loose brick of a whole ray-cast bench table (`_found_on_the_whole_table`) found where it
     stands (IoU >= 0.5 as the bench counts it), named right, its height within half a brick."""
