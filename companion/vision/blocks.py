@@ -661,7 +661,12 @@ class BlockFinder:
             # A tall box's wall may end at a lower brick of another colour: the tower fitted to
             # the whole outline is taken when it explains the outline better.
             tower = _fit_tower(c, one)
-            return [tower if tower is not None else one]
+            tall = tower if tower is not None else one
+            if not _no_shadow_of_its_own(c.lamplight, tall) or _low_instead(c.view, tall) is not None:
+                return [tall]
+            # A tall box with no shadow of its own and no low height is none (`_fit` drops it):
+            # touching bricks are tried instead (a gray brick beside a green one on green felt
+            # fitted as one box 48 mm tall).
         # Bricks of different colours that touch (one box's top would not be one colour).
         split = c.parts
         parts, parts_agreement, parts_as_reported = _fit_parts(c, split)
