@@ -857,7 +857,8 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
     """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
     together on the colour map (`touching.fit_touching`: each hides part of its neighbours) and
     set where their shadows rule their heights out (`_heights_by_their_shadows`), the
-    share of the map's points that fit predicts right, and the share the bricks as reported
+    share of the map's points that fit predicts right among the low heights (what a tower's fit is
+    weighed against), and the share the bricks as reported
     predict right (a brick's walls may have moved it; a part that is no brick predicts nothing).
     Empty unless two parts or more are bricks that explain their own colours."""
     fine, origin = c.fine, c.origin
@@ -875,6 +876,10 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
     points, scored = _map_points(labels, origin)
     foot = c.view.foot_mm
     placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm)
+    agreement = max(p.agreement for p in placed)
+    if max(p.height_mm for p in placed) >= HEIGHTS_MM[-1]:
+        # A part as tall as the low heights go may be a tower's top, taller still.
+        placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm, ALL_HEIGHTS_MM)
     if not all(_hidden_by_a_taller(placed[i], placed, foot) for i in widened) and _a_tower_stands(c):
         # A strip is also a band of a tower's wall (a band a colour), which nothing stands in
         # front of: the tower's fit is for it, where it casts its shadow (else the strip is a
@@ -912,7 +917,7 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
     if len(blocks) < 2:
         return [], 0.0, 0.0
     as_reported = box_agreement(points, scored, list(reported.values()), foot, c.view.camera_height_mm, list(reported))
-    return blocks, max(p.agreement for p in placed), as_reported
+    return blocks, agreement, as_reported
 
 
 SURE_ONE_COLOUR = 0.95  # a box's top named less surely may be two bricks of near colours (of 245 ray-cast blocks, 4)

@@ -2074,6 +2074,15 @@ def test_touching_bricks_one_tall_box_without_a_shadow_explained_are_found():
                       n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_towers_top_split_off_its_courses_is_as_tall_as_the_tower():
+    """An orange-topped tower of 2x2 bricks and plates 73.6 mm high (ray-cast walls/towers/touching
+    seed 7 table 6): split by colour, its top and its lower courses of other colours were placed as
+    touching bricks among the low heights, the top at their tallest, 48 mm, and reported so
+    (half the cover a tower gives). A part that reaches the low heights' end is placed again
+    among a tower's."""
+    _the_blocks_found(7 * 100003 + 6, (380.3, 241.3), [("orange", 73.6)], n_walls=1, n_towers=1, n_touching=1)
+
+
 def _the_blocks_found(seed: int, near_mm: tuple[float, float], truth: list[tuple[str, float]], **layout: int) -> None:
     """The bench blocks within 12 mm of a place on a whole ray-cast bench table (their colours and
     heights `truth`, sorted) each found (IoU >= 0.5 as the bench counts it), named right, its
