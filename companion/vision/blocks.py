@@ -877,8 +877,10 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
     foot = c.view.foot_mm
     placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm)
     agreement = max(p.agreement for p in placed)
-    if max(p.height_mm for p in placed) >= HEIGHTS_MM[-1]:
-        # A part as tall as the low heights go may be a tower's top, taller still.
+    heights = sorted(p.height_mm for p in placed)
+    if heights[-1] >= HEIGHTS_MM[-1] and heights[-2] <= BRICK_MM:
+        # A part as tall as the low heights go, the others no higher than a brick, may be a
+        # tower's top, taller still, over the bands of its lower courses.
         placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm, ALL_HEIGHTS_MM)
     if not all(_hidden_by_a_taller(placed[i], placed, foot) for i in widened) and _a_tower_stands(c):
         # A strip is also a band of a tower's wall (a band a colour), which nothing stands in
