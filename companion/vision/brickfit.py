@@ -61,6 +61,11 @@ SHADOW_TABLE_SAMPLES = 4  # the profile's last samples (1 mm): table beyond any 
 # light its own); 0.75-0.95 fitted them (ray-cast dev frames' heights better) but took a tower's
 # black lower courses on gray tiles for a blue top's shadow (path traced): kept at 0.65.
 SHADOW_MOST = 0.65
+# ... or this share where it is a level run of the table's colour far below the wall's light
+# (`_deep_shadow`): a white brick's shadow on green felt under a room with much light of its own
+# keeps 0.7-0.8 of it, and read as more wall (9.6 mm read 22.4). (The shadow's level in the fit
+# stays capped at SHADOW_MOST: raised too, a yellow wall's seam at its foot passed for a shadow.)
+LIGHT_SHADOW_MOST = 0.85
 SHADOW_UNDER_WALL = 0.55  # ... and at most this share of the wall's beside it
 SHADOW_CONTRAST = 24.0  # ... and this many 8-bit levels below it (dark walls are not told from shadows)
 SHADOW_CHROMA_SLACK = 0.12  # ... and of the table's chromaticity (colour over luma) to this
@@ -422,8 +427,8 @@ def _sample_sides(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_hei
 def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
     """Whether a near side's profiles (reaching past the widest shadow) fall anywhere as dark as
     a shadow that `shadow_penalty` tells from a wall may be: below SHADOW_MOST of the table at
-    their far end and far enough below their top (the brightest inside the silhouette). Elsewhere
-    no shadow is looked for and the reach past it is dropped: a light shade is fitted as table
+    their far end (LIGHT_SHADOW_MOST for a level run of the table's colour) and far enough below
+    their top (the brightest inside the silhouette). Elsewhere no shadow is looked for and the reach past it is dropped: a light shade is fitted as table
     or wall, as before, and the reach would only run into other things on the table. A shadow no
     darker than its wall is looked for where the colours tell them apart: a wall (the darkest)
     not of the table's colour, and a level run of the table's colour in shade."""
@@ -431,17 +436,27 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
     luma = mean[:, 0]
     table = float(luma[-SHADOW_TABLE_SAMPLES:].mean())
     top = float(luma[u_mm <= 0].max())
-    if float(luma.min()) > SHADOW_MOST * table:
+    if float(luma.min()) > LIGHT_SHADOW_MOST * table:
         return False
-    if float(luma.min()) <= SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST:
-        return True
     table_level = mean[-SHADOW_TABLE_SAMPLES:].mean(axis=0)[None]
+    under_wall = float(luma.min()) <= SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST
+    if float(luma.min()) > SHADOW_MOST * table:
+        # A light shadow: far below the wall's light, and a level run of the table's colour.
+        return under_wall and _level_shade(u_mm, mean, table, table_level, LIGHT_SHADOW_MOST)
+    if under_wall:
+        return True
     if chroma_apart(mean[int(np.argmin(luma))][None], table_level)[0] < TOLD_BY_COLOUR:
         return False
-    # Level, not the blurred step from a dark wall to the table (it passes through the shadow's
-    # light and, last, the table's colour).
+    return _level_shade(u_mm, mean, table, table_level, SHADOW_MOST)
+
+
+def _level_shade(u_mm: np.ndarray, mean: np.ndarray, table: float, table_level: np.ndarray, most: float) -> bool:
+    """Whether a profile (N, C, luma first) holds a run SHADOW_RUN_SAMPLES long of the table's
+    colour in shade (at most `most` of its luma `table`): level, not the blurred step from a dark
+    wall to the table (it passes through the shadow's light and, last, the table's colour)."""
+    luma = mean[:, 0]
     flat = np.abs(np.gradient(luma, u_mm)) <= SHADOW_FLAT * table
-    shade = flat & (luma <= SHADOW_MOST * table) & (chroma_apart(mean, table_level) <= SHADOW_CHROMA_SLACK)
+    shade = flat & (luma <= most * table) & (chroma_apart(mean, table_level) <= SHADOW_CHROMA_SLACK)
     run = np.convolve(shade.astype(float), np.ones(SHADOW_RUN_SAMPLES), mode="valid")
     return bool(np.any(run >= SHADOW_RUN_SAMPLES))
 

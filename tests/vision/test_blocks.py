@@ -2083,6 +2083,14 @@ def test_a_towers_top_split_off_its_courses_is_as_tall_as_the_tower():
     _the_blocks_found(7 * 100003 + 6, (380.3, 241.3), [("orange", 73.6)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_light_shadow_far_below_its_wall_is_a_shadow():
+    """A white 2x2 brick 9.6 mm high on green felt (ray-cast seed 3 table 1) under a room with much
+    light of its own: its lamp's shadow keeps 0.7-0.8 of the felt's light, and a shadow was looked
+    for only under 0.65 of it; the wall took it in, 22.4 mm high. A level run of the table's colour
+    in shade far below the wall's light is a shadow up to 0.85 of it."""
+    _the_brick_found(3 * 100003 + 1, (567.8, 101.4), "white", 9.6)
+
+
 def _the_blocks_found(seed: int, near_mm: tuple[float, float], truth: list[tuple[str, float]], **layout: int) -> None:
     """The bench blocks within 12 mm of a place on a whole ray-cast bench table (their colours and
     heights `truth`, sorted) each found (IoU >= 0.5 as the bench counts it), named right, its
