@@ -428,10 +428,11 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
     """Whether a near side's profiles (reaching past the widest shadow) fall anywhere as dark as
     a shadow that `shadow_penalty` tells from a wall may be: below SHADOW_MOST of the table at
     their far end (LIGHT_SHADOW_MOST for a level run of the table's colour) and far enough below
-    their top (the brightest inside the silhouette). Elsewhere no shadow is looked for and the reach past it is dropped: a light shade is fitted as table
-    or wall, as before, and the reach would only run into other things on the table. A shadow no
-    darker than its wall is looked for where the colours tell them apart: a wall (the darkest)
-    not of the table's colour, and a level run of the table's colour in shade."""
+    their top (the brightest inside the silhouette). Elsewhere no shadow is looked for and the
+    reach past it is dropped: a light shade is fitted as table or wall, as before, and the reach
+    would only run into other things on the table. A shadow no darker than its wall is looked for
+    where the colours tell them apart: a wall (the darkest) not of the table's colour, and a level
+    run of the table's colour in shade."""
     mean = lines.mean(axis=0)
     luma = mean[:, 0]
     table = float(luma[-SHADOW_TABLE_SAMPLES:].mean())
