@@ -603,8 +603,6 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
     core = len(side.without_reach.u_mm)
     variance = max(float(per_h.min()) / (core * lines.shape[2]), NOISE_FLOOR ** 2)
     chi = (per_h - per_h.min()) / variance * independent / len(side.u_mm) / 2
-    if side.near and not shared and float(np.max(np.abs(widths))) * side.px_per_mm < 1.0:
-        chi = np.zeros_like(chi)  # a wall under a pixel wide at every height: no evidence of one
     return chi, deltas[best], shadow_mm[rows, best]
 
 

@@ -2090,15 +2090,6 @@ def test_a_light_shadow_far_below_its_wall_is_a_shadow():
     _the_brick_found(3 * 100003 + 1, (567.8, 101.4), "white", 9.6)
 
 
-def test_a_side_in_line_with_the_cameras_foot_tells_no_height():
-    """A red 2x2 brick 9.6 mm high on green felt (ray-cast seed 3 table 6): one of its near sides
-    lies nearly in line with the camera's foot (3 mm off it), so its wall is under a pixel wide at
-    every height, and its top slides along it as it rises: each height was read on lines of its
-    own, those at the low heights nearer the corner, and that side alone asked for 48 mm (28.8
-    reported, its footprint a third off). Such a side gives no evidence of a height."""
-    _the_brick_found(3 * 100003 + 6, (386.8, 406.7), "red", 9.6)
-
-
 def _the_blocks_found(seed: int, near_mm: tuple[float, float], truth: list[tuple[str, float]], **layout: int) -> None:
     """The bench blocks within 12 mm of a place on a whole ray-cast bench table (their colours and
     heights `truth`, sorted) each found (IoU >= 0.5 as the bench counts it), named right, its
