@@ -437,11 +437,12 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
     luma = mean[:, 0]
     table = float(luma[-SHADOW_TABLE_SAMPLES:].mean())
     top = float(luma[u_mm <= 0].max())
-    if float(luma.min()) > LIGHT_SHADOW_MOST * table:
+    darkest = float(luma.min())
+    if darkest > LIGHT_SHADOW_MOST * table:
         return False
     table_level = mean[-SHADOW_TABLE_SAMPLES:].mean(axis=0)[None]
-    under_wall = float(luma.min()) <= SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST
-    if float(luma.min()) > SHADOW_MOST * table:
+    under_wall = darkest <= SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST
+    if darkest > SHADOW_MOST * table:
         # A light shadow: far below the wall's light, and a level run of the table's colour.
         return under_wall and _level_shade(u_mm, mean, table, table_level, LIGHT_SHADOW_MOST)
     if under_wall:
