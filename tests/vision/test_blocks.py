@@ -1679,11 +1679,17 @@ def _row_alone_found(renderer: str, seed: int, near_mm: tuple[float, float], col
     truths = scene.truth_blocks()
     assert sorted(t.colour for t in truths) == colours
     blocks = Locator(scene.setup()).analyse(Camera(renderer).render(scene)).blocks
+    _each_found(blocks, truths, least_iou, height_tolerance_mm + 1e-6)
+
+
+def _each_found(blocks: list, truths: list, least_iou: float, height_tolerance_mm: float) -> None:
+    """Each truth block found: the block found most over it covers it by `least_iou`, named
+    right, its height within `height_tolerance_mm`."""
     for truth in truths:
         seen = max(blocks, key=lambda b: polygon_iou(b.footprint_mm, truth.footprints[0]))
         assert polygon_iou(seen.footprint_mm, truth.footprints[0]) >= least_iou, truth.colour
-        assert seen.color == truth.colour
-        assert abs(seen.height_mm - truth.height_mm) <= height_tolerance_mm + 1e-6, (truth.colour, seen.height_mm)
+        assert seen.color == truth.colour, (truth.colour, seen.color)
+        assert abs(seen.height_mm - truth.height_mm) <= height_tolerance_mm, (truth.colour, seen.height_mm)
 
 
 def test_a_top_seen_stands_where_the_silhouettes_top_is_no_one_colour():
@@ -2100,11 +2106,7 @@ def _the_blocks_found(seed: int, near_mm: tuple[float, float], truth: list[tuple
     scene = bench_scene("raycast", seed, "standard", **layout)
     truths = [t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - near_mm)) < 12]
     assert sorted((t.colour, round(t.height_mm, 1)) for t in truths) == truth
-    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
-    for t in truths:
-        seen = max(blocks, key=lambda b: polygon_iou(b.footprint_mm, t.footprints[0]))
-        assert polygon_iou(seen.footprint_mm, t.footprints[0]) >= 0.5, t.colour
-        assert seen.color == t.colour and abs(seen.height_mm - t.height_mm) <= 4.8, (seen.color, seen.height_mm)
+    _each_found(Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks, truths, 0.5, 4.8)
 
 
 def _the_brick_found(seed: int, near_mm: tuple[float, float], colour: str, height_mm: float, **layout: int) -> None:
