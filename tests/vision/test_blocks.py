@@ -2088,6 +2088,23 @@ def test_a_towers_top_split_off_its_courses_is_as_tall_as_the_tower():
     _the_blocks_found(7 * 100003 + 6, (380.3, 241.3), [("orange", 73.6)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_towers_top_its_shadows_set_at_the_low_heights_end_is_as_tall_as_its_shadow():
+    """A red-topped tower of 2x2 bricks 76.8 mm high over green and white courses, 140 mm from the
+    camera's foot (ray-cast walls/towers/touching seed 7 table 5): split by colour, its top was
+    placed at 44.8 mm, its shadows said taller, and the low heights end at 48 mm: read so (the
+    outline tells little of a height there). Its shadow, four times its top's length, carries
+    it on among a tower's heights."""
+    _the_blocks_found(7 * 100003 + 5, (873.1, 610.4), [("red", 76.8)], n_walls=1, n_towers=1, n_touching=1)
+
+
+def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
+    """A green-topped tower 80 mm high over a yellow course and red ones (ray-cast
+    walls/towers/touching seed 7 table 1): its red walls were fitted as a 6.4 mm box round the
+    tower's footprint and reported beside it, the block found most over the tower. A low block of
+    another colour that a tower stands in, whose footprint is half the tower's, is its courses."""
+    _the_blocks_found(7 * 100003 + 1, (671.1, 628.5), [("green", 80.0)], n_walls=1, n_towers=1, n_touching=1)
+
+
 def test_a_light_shadow_far_below_its_wall_is_a_shadow():
     """A white 2x2 brick 9.6 mm high on green felt (ray-cast seed 3 table 1) under a room with much
     light of its own: its lamp's shadow keeps 0.7-0.8 of the felt's light, and a shadow was looked
