@@ -1993,7 +1993,8 @@ def _not_inside_a_taller(blocks: list[FoundBlock]) -> list[FoundBlock]:
     (INSIDE_A_TALLER of their footprint within its): two blocks do not stand in one place, and such
     a one was that block's own face (its wall in shade) fitted as a low block beside its top. (One
     of another colour there was a lower brick touching it, its box fitted into the other's: the
-    verdicts still want it on their lines.)"""
+    verdicts still want it on their lines; unless a tower stands on it, within it all but whole:
+    then it is the tower's lower courses, `_inside`.)"""
     return [b for b in blocks if b.hidden_under is not None or not any(a is not b and _inside(b, a) for a in blocks)]
 
 
