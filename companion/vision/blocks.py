@@ -2905,7 +2905,8 @@ def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxF
     table two 9.6 mm bricks "cast none" and were lowered to 3.2 and 6.4 mm; on a ray-cast one a
     green wall's outline split by colour, its parts lowered, passed for a 10 x 8 brick). A part
     whose top may be the table in shade (`_top_may_be_shade`) may be one of their shadows: it is
-    table here, and left out after if their shadows cover it (`_without_their_shadows`)."""
+    table here, and left out after if their shadows cover it (`_without_their_shadows`). One its
+    shadows set at the low heights' end is taken on among a tower's (`_taller_by_its_shadows`)."""
     if c.lamplight is None or not c.lamplight.deep:
         return parts
     lit = [i for i, (_, fit) in parts.items()

@@ -2101,7 +2101,7 @@ def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
     """A green-topped tower 80 mm high over a yellow course and red ones (ray-cast
     walls/towers/touching seed 7 table 1): its red walls were fitted as a 6.4 mm box round the
     tower's footprint and reported beside it, the block found most over the tower. A low block of
-    another colour that a tower stands in, whose footprint is half the tower's, is its courses."""
+    another colour that a tower stands in, half of it within the tower's footprint, is its courses."""
     _the_blocks_found(7 * 100003 + 1, (671.1, 628.5), [("green", 80.0)], n_walls=1, n_towers=1, n_touching=1)
 
 
