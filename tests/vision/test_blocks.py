@@ -2105,6 +2105,26 @@ def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
     _the_blocks_found(7 * 100003 + 1, (671.1, 628.5), [("green", 80.0)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_touching_row_with_a_part_as_tall_as_a_tower_is_no_tower_where_no_lamp_checks_it():
+    """A yellow, a gray and a blue brick in a row, 28.8, 19.2 and 28.8 mm high, on wood under lamps
+    whose shadows were not found (ray-cast walls/towers/touching seed 5 table 10): the yellow one's
+    walls read it 38.4 mm, and a part as tall as a tower gave the row to the tower fitted to its
+    outline, one gray box 121.6 mm high, which nothing then checked. Where no lamp is found the
+    tower must explain the colour map by its courses: the bricks stand. (The yellow and the gray
+    are read 9.6 and 6.4 mm too high, the blue one as a plate 6.4 mm high a few millimetres off:
+    the row's heights are issue 15's still.)"""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    scene = bench_scene("raycast", 5 * 100003 + 10, "standard", n_walls=1, n_towers=1, n_touching=1)
+    truths = [t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - (644.0, 330.0))) < 20]
+    assert sorted((t.colour, round(t.height_mm, 1)) for t in truths) == [("blue", 28.8), ("gray", 19.2), ("yellow", 28.8)]
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    near = [b for b in blocks if np.hypot(*(b.footprint_mm.mean(axis=0) - (644.0, 330.0))) < 30]
+    assert max(b.height_mm for b in near) < 48.0, [(b.color, b.height_mm) for b in near]
+    _each_found(blocks, [t for t in truths if t.colour != "blue"], 0.5, 12.8)
+
+
 def test_a_light_shadow_far_below_its_wall_is_a_shadow():
     """A white 2x2 brick 9.6 mm high on green felt (ray-cast seed 3 table 1) under a room with much
     light of its own: its lamp's shadow keeps 0.7-0.8 of the felt's light, and a shadow was looked
