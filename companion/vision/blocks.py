@@ -694,7 +694,7 @@ class BlockFinder:
             if tower is not None:
                 assert c.tall_on_outline is not None  # (the tower was placed by it)
                 if (max(b.height_mm for b in parts) >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement
-                        and c.lamplight is not None and bool(c.lamplight.deep)):
+                        and c.deep_lamps):
                     return [tower]
                 points, labels = _map_points(split.labels, c.origin)
                 if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
@@ -807,6 +807,11 @@ class _Candidate:
     palette: dict[str, tuple[float, float, float]]  # the colours blocks are named by
     lamplight: "Lamplight | None" = None  # the lamps found from the minis' shadows, when any
     hand_in_view: bool = True  # whether the frame shows a hand (`_hand_in_view`): fingers come with one
+
+    @property
+    def deep_lamps(self) -> tuple[FoundLamp, ...]:
+        """The lamps found whose shadows are dark enough to tell a height (none without lamps)."""
+        return () if self.lamplight is None else self.lamplight.deep
 
     @cached_property
     def maybe_shade(self) -> np.ndarray:
@@ -2911,7 +2916,7 @@ def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxF
     whose top may be the table in shade (`_top_may_be_shade`) may be one of their shadows: it is
     table here, and left out after if their shadows cover it (`_without_their_shadows`). One its
     shadows set at the low heights' end is taken on among a tower's (`_taller_by_its_shadows`)."""
-    if c.lamplight is None or not c.lamplight.deep:
+    if not c.deep_lamps:
         return parts
     lit = [i for i, (_, fit) in parts.items()
            if not _top_may_be_shade(c.lamplight, _top_colour(c.image, c.view, fit.top), c.table_colour)]
@@ -2931,7 +2936,7 @@ def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxF
         # (the heights its shadows rule out are no alternatives to it: their likelihood is 0)
         total = np.where(shadows <= SHADOW_RULES_OUT, own + shadows, np.inf)
         height, cost = float(heights[best]), {float(h): float(v - total[best]) for h, v in zip(heights, total)}
-        if best == len(heights) - 1 and height >= max(HEIGHTS_MM):
+        if best == len(heights) - 1 and height == max(HEIGHTS_MM):
             height, cost = _taller_by_its_shadows(c, fit.top, cost, held)
         moved = _box_at(c.view, fit, height, cost, top_pinned=True)
         out[i] = (replace(p, footprint=moved.footprint, height_mm=moved.height_mm), moved)
@@ -2990,7 +2995,7 @@ def _shadow_height_cost(c: _Candidate, tops: list[TableRect], heights: list[floa
     at the best; read only where no height's box stands and the cut-out is table or shade (not
     another block). `held`: other boxes (top, height) standing beside them (touching bricks),
     whose shadows fall there too. None without lamps whose shadows are dark enough to tell."""
-    lamps = () if c.lamplight is None else c.lamplight.deep
+    lamps = c.deep_lamps
     if not lamps:
         return None
     view = c.view
