@@ -479,7 +479,8 @@ class BlockFinder:
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
              white_table: float, one_brick: bool = False) -> list[FoundBlock]:
         """The block a candidate is (one box), or the parts of a wall that turns (an L, a U, a
-        ring: boxes along its arms, one block when they share a colour); none. With `one_brick`
+        ring: boxes along its arms, one block when they share a colour); or, where none of those
+        stood, its colour parts each fitted alone as a brick (`_its_parts_alone`); none. With `one_brick`
         (a faint outline, the last resort: `_bricks_only`) only the fits that may give a low
         brick are tried: one box, or two colours of one; no tower, touching bricks, wall, or a
         second pass with shade left out. (Those were tried on every faint outline and gave
@@ -526,72 +527,91 @@ class BlockFinder:
         found = fits(shade)
         if one_brick:
             return found
-        kept_shade = not shade.any()
 
-        def tinted_shade_left_out() -> list[FoundBlock]:
-            """Last, where nothing stood and the shade was kept (over half the outline, or dark
-            walls beside it): on a table of a clear hue the tint tells the table in shade from dark
-            plastic, so it is left out after all (a tower of dark green bricks under two lamps on
-            wood, its two shadows most of its outline, one towards the camera's foot: kept, the
-            tower fitted 124.8 mm tall for 44.8, and was dropped)."""
-            if found or not kept_shade or _hue_of(table, white) < HUED_TABLE:
+        def passes() -> list[FoundBlock]:
+            """The first cut-out's fits (`found`), or those of cut-outs with other shade left out
+            where they stand better."""
+            kept_shade = not shade.any()
+
+            def tinted_shade_left_out() -> list[FoundBlock]:
+                """Last, where nothing stood and the shade was kept (over half the outline, or dark
+                walls beside it): on a table of a clear hue the tint tells the table in shade from dark
+                plastic, so it is left out after all (a tower of dark green bricks under two lamps on
+                wood, its two shadows most of its outline, one towards the camera's foot: kept, the
+                tower fitted 124.8 mm tall for 44.8, and was dropped)."""
+                if found or not kept_shade or _hue_of(table, white) < HUED_TABLE:
+                    return []
+                strict = _shade_part(tinted, blob)
+                return fits(strict) if strict.any() else []
+
+            if kept_shade:
+                # Shade beside something dark is kept (`_broad_shade`: a black brick's own pixels may
+                # pass for shade), unless the dark is black plastic with a fraction of the shade's
+                # light: a black brick beside its shadow, fitted whole, was one black plate as wide as
+                # both. (Only then, and the brick within that plate: a tall brick's walls in shade
+                # beside its shadow pass the test too, and a red tower so became a plate. And on a
+                # table of a clear hue: on gray tiles with a little warmth a gray brick's wall in deep
+                # shade and its shadow were a black block, and the wall apart a black brick.)
+                black_shadow = _black_bricks_shadow(fine, blob, tinted) if _hue_of(table, white) >= HUED_TABLE else None
+                if (black_shadow is not None and black_shadow.any() and found and all(b.color == "black" for b in found)
+                        and (apart := fits(black_shadow)) and all(within_one_of(b, found) for b in apart)):
+                    return apart
+            if shade.any() or (found and not all(_top_may_be_shade(self._lamplight, b.top_bgr, table) for b in found)):
+                return found
+            # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
+            # out; when no fit stood, or only fits whose tops may be the mat in shade (a low dark box
+            # over a tall white brick's long shadow and the brick beside it), what could be the table
+            # in shade is left out and the rest tried again (a lit brick with its lamps' shadows),
+            # unless what stands beside it is dark too; not where its own walls may show (between its
+            # lit top and the camera's foot: a white brick's walls in shade look like the mat in shade
+            # too). What may be a black brick beside its shadow is tried first with the shadow left out
+            # there too (a black brick's walls are black, not the mat in shade). Against a fit that
+            # stood, what is left is taken only where its boxes explain their outline better (a black
+            # brick's walls, taken for shade and cut off, leave a plate that explains its outline no
+            # better than the brick did the whole).
+            maybe = _with_penumbra(smooth, table_fine, blob)
+
+            def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
+                lit = cut(shade)
+                # What stands there must be lit: a top that may itself be shade is what was left of one,
+                # unless it is brighter in every channel than the shade cut out there (a light gray
+                # brick's top on lighter tiles is darker than the tiles, as their shade is).
+                cut_shade = _table_light(np.median(fine[shade > 0].reshape(-1, 3), axis=0)) if shade.any() else None
+
+                def stands(b: FoundBlock) -> bool:
+                    over_the_shade = (cut_shade is not None
+                                      and _light_ratio(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
+                    return ((over_the_shade or not _top_may_be_shade(self._lamplight, b.top_bgr, table))
+                            and not _no_shadow_of_its_own(self._lamplight, b))
+
+                lit = [b for b in lit if stands(b)]
+                if lit and found and min(b.silhouette_fit for b in lit) <= max(b.silhouette_fit for b in found):
+                    return []
+                return lit
+
+            black_shadow = _black_bricks_shadow(fine, blob, maybe)
+            if black_shadow is not None and black_shadow.any() and (lit := lit_fits(black_shadow)):
+                return lit
+            broad = _broad_shade(maybe, fine, table_fine, blob, 1.0)
+            if not broad.any():
+                return found or tinted_shade_left_out()
+            broad &= 1 - _towards_foot((blob > 0) & (broad == 0), (x0, y0), view, HEIGHTS_MM[-1])
+            return lit_fits(broad) or found or tinted_shade_left_out()
+
+        def parts_alone() -> list[FoundBlock]:
+            """Last of all, where no cut-out gave a block: the first one's colour parts each fitted
+            alone (`_its_parts_alone`), those whose tops may be the table in shade left out. (Taken
+            any earlier, the largest part alone would stand where a later cut-out gives every brick:
+            a white and a red brick beside their shadows on beige tiles gave only the white.)"""
+            pieces = _filled_pieces(cv2.morphologyEx(blob & (1 - shade), cv2.MORPH_OPEN, _BRICK_DISC))
+            if not pieces or mostly_skin(fine, pieces[0], white):
                 return []
-            strict = _shade_part(tinted, blob)
-            return fits(strict) if strict.any() else []
+            c = self._candidate(image, view, sample, fine, diff, pieces[0], shade, table_fine, (x0, y0), level, white,
+                                white_table)
+            return [b for b in _its_parts_alone(c, c.parts)
+                    if not _top_may_be_shade(self._lamplight, b.top_bgr, table) and not table_in_shade(b.top_bgr, table, white)]
 
-        if kept_shade:
-            # Shade beside something dark is kept (`_broad_shade`: a black brick's own pixels may
-            # pass for shade), unless the dark is black plastic with a fraction of the shade's
-            # light: a black brick beside its shadow, fitted whole, was one black plate as wide as
-            # both. (Only then, and the brick within that plate: a tall brick's walls in shade
-            # beside its shadow pass the test too, and a red tower so became a plate. And on a
-            # table of a clear hue: on gray tiles with a little warmth a gray brick's wall in deep
-            # shade and its shadow were a black block, and the wall apart a black brick.)
-            black_shadow = _black_bricks_shadow(fine, blob, tinted) if _hue_of(table, white) >= HUED_TABLE else None
-            if (black_shadow is not None and black_shadow.any() and found and all(b.color == "black" for b in found)
-                    and (apart := fits(black_shadow)) and all(within_one_of(b, found) for b in apart)):
-                return apart
-        if shade.any() or (found and not all(_top_may_be_shade(self._lamplight, b.top_bgr, table) for b in found)):
-            return found
-        # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
-        # out; when no fit stood, or only fits whose tops may be the mat in shade (a low dark box
-        # over a tall white brick's long shadow and the brick beside it), what could be the table
-        # in shade is left out and the rest tried again (a lit brick with its lamps' shadows),
-        # unless what stands beside it is dark too; not where its own walls may show (between its
-        # lit top and the camera's foot: a white brick's walls in shade look like the mat in shade
-        # too). What may be a black brick beside its shadow is tried first with the shadow left out
-        # there too (a black brick's walls are black, not the mat in shade). Against a fit that
-        # stood, what is left is taken only where its boxes explain their outline better (a black
-        # brick's walls, taken for shade and cut off, leave a plate that explains its outline no
-        # better than the brick did the whole).
-        maybe = _with_penumbra(smooth, table_fine, blob)
-
-        def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
-            lit = cut(shade)
-            # What stands there must be lit: a top that may itself be shade is what was left of one,
-            # unless it is brighter in every channel than the shade cut out there (a light gray
-            # brick's top on lighter tiles is darker than the tiles, as their shade is).
-            cut_shade = _table_light(np.median(fine[shade > 0].reshape(-1, 3), axis=0)) if shade.any() else None
-
-            def stands(b: FoundBlock) -> bool:
-                over_the_shade = (cut_shade is not None
-                                  and _light_ratio(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
-                return ((over_the_shade or not _top_may_be_shade(self._lamplight, b.top_bgr, table))
-                        and not _no_shadow_of_its_own(self._lamplight, b))
-
-            lit = [b for b in lit if stands(b)]
-            if lit and found and min(b.silhouette_fit for b in lit) <= max(b.silhouette_fit for b in found):
-                return []
-            return lit
-
-        black_shadow = _black_bricks_shadow(fine, blob, maybe)
-        if black_shadow is not None and black_shadow.any() and (lit := lit_fits(black_shadow)):
-            return lit
-        shade = _broad_shade(maybe, fine, table_fine, blob, 1.0)
-        if not shade.any():
-            return found or tinted_shade_left_out()
-        shade &= 1 - _towards_foot((blob > 0) & (shade == 0), (x0, y0), view, HEIGHTS_MM[-1])
-        return lit_fits(shade) or found or tinted_shade_left_out()
+        return passes() or parts_alone()
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
@@ -721,6 +741,27 @@ class BlockFinder:
         if len(bricks) < len(finer.cores) and not _the_rest_their_shade(c, finer, bricks):
             return []
         return bricks if _each_a_brick_of_its_own(c, bricks) else []
+
+
+def _its_parts_alone(c: "_Candidate", split: "ColourParts | None") -> list[FoundBlock]:
+    """Each colour part of a candidate (`split`'s cores) fitted alone on its own outline, as one
+    low brick: a gray 1x6 brick 28.8 mm high with a blue and a green brick 9.6 mm high beside it
+    on green felt, their tops mostly behind it, had the only core, and its outline with theirs in
+    it was no box's (silhouette 0.72). A brick stands at least a brick high: a plate's walls are
+    too low to tell it from a flat patch of a colour (what is left of an unseen mini's black base
+    beside its marker's white)."""
+    if split is None:
+        return []
+    found = []
+    for i in range(len(split.cores)):
+        part = _filled(cv2.morphologyEx(((split.labels == i) & (c.blob > 0)).astype(np.uint8), cv2.MORPH_OPEN,
+                                        _BRICK_DISC))
+        if part is None:
+            continue
+        one = _fit_one(replace(c, blob=part), tall=False)
+        if one is not None and one.studs is not None and BRICK_MM <= one.height_mm < TALL_FROM_MM:
+            found.append(one)
+    return found
 
 
 # Two tops of near colours under one lamp: the darker has at least this share of the other's light

@@ -2133,6 +2133,22 @@ def test_a_light_shadow_far_below_its_wall_is_a_shadow():
     _the_brick_found(3 * 100003 + 1, (567.8, 101.4), "white", 9.6)
 
 
+def test_a_brick_whose_neighbours_show_no_core_of_their_own_is_fitted_on_its_own_colours_outline():
+    """A gray 1x6 brick 28.8 mm high with a blue and a green brick 9.6 mm high beside it on green
+    felt (ray-cast walls/towers/touching seed 3 table 2): their tops are mostly behind the gray
+    one's wall, the green one's the felt's colour, so the colour split had one core only and no
+    touching fit; the whole outline, theirs in it, was no box's (silhouette 0.72), and nothing was
+    found. Last of all each colour part is fitted alone on its own outline: the gray brick stands."""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    scene = bench_scene("raycast", 3 * 100003 + 2, "standard", n_walls=1, n_towers=1, n_touching=1)
+    near = [t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - (325.0, 266.0))) < 15]
+    assert sorted((t.colour, round(t.height_mm, 1)) for t in near) == [("blue", 9.6), ("gray", 28.8), ("green", 9.6)]
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    _each_found(blocks, [t for t in near if t.colour == "gray"], 0.5, 4.8)
+
+
 def _the_blocks_found(seed: int, near_mm: tuple[float, float], truth: list[tuple[str, float]], **layout: int) -> None:
     """The bench blocks within 12 mm of a place on a whole ray-cast bench table (their colours and
     heights `truth`, sorted) each found (IoU >= 0.5 as the bench counts it), named right, its
