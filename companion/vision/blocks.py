@@ -882,7 +882,12 @@ class _Candidate:
     def parts(self) -> "ColourParts | None":
         """The candidate split by colour (`colour_parts`, a k-means): the touching bricks' fit and
         the tower's tops both ask for it."""
-        return _without_table_in_shade(self, colour_parts(self.fine, self.blob, self.differing))
+        return _without_table_in_shade(self, colour_parts(self.fine, self.blob, self.differing,
+                                                          shade_core=self._table_in_shade))
+
+    def _table_in_shade(self, mask: np.ndarray) -> bool:
+        """Whether the cut-out's pixels under a mask are the table in shade (`table_in_shade`)."""
+        return table_in_shade(self.fine[mask > 0], self.table_fine[mask > 0], self.white)
 
     @cached_property
     def finer_parts(self) -> "ColourParts | None":
@@ -2212,14 +2217,16 @@ def _clusters(points: np.ndarray, k: int, rounds: int = 12) -> tuple[np.ndarray,
     return nearest_centre(c), c
 
 
-def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray, margin_share: float = 1.0
-                 ) -> ColourParts | None:
+def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray, margin_share: float = 1.0,
+                 shade_core: Callable[[np.ndarray], bool] | None = None) -> ColourParts | None:
     """A candidate's parts of one colour each: the pixels of `seen` (what differs from the table,
     near the candidate `blob`) clustered by chromaticity (a brick's walls are its top's colour in
     shade), clusters nearer than noise moves them merged, a neutral one split by brightness
     (`_split_by_lightness`: white beside black), each cluster's pieces that a brick's narrowest
     side fits in. None when the candidate is one colour. `margin_share` < 1: a finer split (the
-    margin between colours narrowed, each pair judged by the darker one's noise)."""
+    margin between colours narrowed, each pair judged by the darker one's noise). `shade_core`:
+    whether a core is the table in shade, where the table's hue tells (two cores of one neutral
+    colour joined share their points only where neither is)."""
     smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
     inside = np.flatnonzero(blob.ravel())
     if len(inside) < 50:
@@ -2298,20 +2305,42 @@ def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray, margin_sh
         # wide (a bright brick's edge blurred into the table reads as gray) go to none.
         solid = cv2.morphologyEx((grouped == gi).astype(np.uint8), cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
         count, comp = cv2.connectedComponents(solid, connectivity=8)
-        owner: dict[int, int] = {}
+        owners: dict[int, list[int]] = {}
         for i, (core, g) in enumerate(zip(cores, core_group)):
             if g != gi:
                 continue
             for c in np.unique(comp[core > 0]):
-                owner[int(c)] = -1 if int(c) in owner else i
-        for c, i in owner.items():
-            if c > 0 and i >= 0:
-                labels[comp == c] = i
+                owners.setdefault(int(c), []).append(i)
+        neutral = gi >= len(representatives) or _neutral(representatives[gi])  # (a lightness split's dark half is)
+        for c, mine in owners.items():
+            if c == 0:
+                continue
+            if len(mine) == 1:
+                labels[comp == c] = mine[0]
+                continue
+            light = [float(_linear(np.median(fine[cores[i] > 0], axis=0).astype(np.float64)).sum()) for i in mine]
+            if (not neutral or max(light) < CORES_LIGHT_APART * min(light)
+                    or (shade_core is not None and any(shade_core(cores[i]) for i in mine))):
+                continue  # (one brick's parts, a wall's arms, a brick and its shadow on a table of a hue: unknown)
+            # A black brick and its shadow on a mat of no hue, one neutral colour, their cores
+            # far apart in light: each point to the nearer core.
+            away = np.array([cv2.distanceTransform((cores[i] == 0).astype(np.uint8), cv2.DIST_L2, 3) for i in mine])
+            rows = comp == c
+            labels[rows] = np.asarray(mine)[np.argmin(away[:, rows], axis=0)]
     return ColourParts(cores, labels)
 
 
+# Two cores of one neutral colour this many times apart in linear light are a black brick and its
+# shadow on a mat of no hue (ray-cast, a black top and the shadow beside it on a gray grid mat:
+# 3.3 apart); a wall's arms of one colour are lit alike.
+CORES_LIGHT_APART = 2.0
 NEUTRAL_CHROMA = 4.0  # chromaticity (per cent) this close to equal shares: white, gray or black
 LIGHTER_APART = 5.0  # two neutral colours this many times apart in brightness are two (white and black: ~6 on the display)
+
+
+def _neutral(chroma: np.ndarray) -> bool:
+    """Whether a chromaticity (per cent, 3) is white, gray or black (NEUTRAL_CHROMA)."""
+    return bool(np.abs(np.asarray(chroma) - 100.0 / 3).max() < NEUTRAL_CHROMA)
 
 
 def _split_by_lightness(grouped: np.ndarray, points: np.ndarray, colours: np.ndarray, representatives: np.ndarray,
@@ -2323,7 +2352,7 @@ def _split_by_lightness(grouped: np.ndarray, points: np.ndarray, colours: np.nda
     group of each point; `points` their indices, `colours` their BGR). Returns the number of groups."""
     count = len(representatives)
     for gi in range(len(representatives)):
-        if np.abs(representatives[gi] - 100.0 / 3).max() >= NEUTRAL_CHROMA:
+        if not _neutral(representatives[gi]):
             continue
         mine = grouped[points] == gi
         if np.count_nonzero(mine & in_blob) < 2 * MIN_PART_SHARE * candidate_size:

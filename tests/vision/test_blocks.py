@@ -2160,6 +2160,23 @@ def test_a_tower_whose_outlines_tower_casts_no_shadow_of_its_own_stands_as_first
                       height_tolerance_mm=19.2)
 
 
+def test_a_black_brick_beside_its_shadow_on_a_mat_of_no_hue_is_a_part_of_its_own():
+    """A black 2x2 brick 19.2 mm high touching a red one 28.8 mm high on a gray grid mat (ray-cast
+    walls/towers/touching seed 3 table 10): the black brick and the shadows beside it are one
+    neutral colour, two cores in one piece of it, and every point of that piece was "unknown" to
+    the touching fit, so the black brick was never placed. Cores of one neutral colour twice apart
+    in light or more (neither the table in shade, where the table's hue tells) share the piece,
+    each point to the nearer core: the black brick is found. (It reads 12.8 mm.)"""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    scene = bench_scene("raycast", 3 * 100003 + 10, "standard", n_walls=1, n_towers=1, n_touching=1)
+    near = [t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - (793.0, 694.0))) < 10]
+    assert sorted((t.colour, round(t.height_mm, 1)) for t in near) == [("black", 19.2), ("red", 28.8)]
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    _each_found(blocks, near, 0.5, 6.4)
+
+
 def _the_blocks_found(seed: int, near_mm: tuple[float, float], truth: list[tuple[str, float]],
                      height_tolerance_mm: float = 4.8, **layout: int) -> None:
     """The bench blocks within 12 mm of a place on a whole ray-cast bench table (their colours and
