@@ -284,6 +284,7 @@ class BlockFinder:
         if self.hands_over_table:
             blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
         blocks = _without_cast_shadows(self._lamplight, blocks, table)
+        blocks = _not_the_table_in_light_shade(blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
         blocks = _not_inside_a_taller(blocks)
         blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {},
@@ -3177,6 +3178,31 @@ def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock],
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
     return _outside_shadows(blocks, shade_like, cast, lambda footprint: _fill_coarse(np.zeros_like(cast), footprint))
+
+
+# A top that keeps the table's own tint this closely (log light, `_tint`) and LIGHT_SHADE_LEAST or
+# more of its light in every channel, but less than all of it, is the table in a light shadow: a
+# weak lamp's (a sixth of the light) on green felt, the room's own on white tiles. (On the dev
+# frames ten such tops were false blocks, tints 0.007-0.075; the true blocks darker than the
+# table kept 0.118 or more.)
+LIGHT_SHADE_TINT = 0.1
+LIGHT_SHADE_LEAST = 0.5
+
+
+def _not_the_table_in_light_shade(blocks: list[FoundBlock], table: np.ndarray) -> list[FoundBlock]:
+    """The blocks found, without those whose top is the table under them in a light shadow
+    (LIGHT_SHADE_TINT, LIGHT_SHADE_LEAST). `table`: at COARSE_MM."""
+    rows, cols = table.shape[:2]
+    kept = []
+    for b in blocks:
+        col, row = (np.mean(b.footprint_mm, axis=0) / COARSE_MM).astype(int)
+        under = table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)]
+        ratio = _light_ratio(np.asarray(b.top_bgr, np.float64), _table_light(np.asarray(under, np.float64)))
+        light_shade = (LIGHT_SHADE_LEAST <= float(ratio.min()) and float(ratio.max()) < 1.0
+                       and float(np.linalg.norm(_tint(ratio))) < LIGHT_SHADE_TINT)
+        if not light_shade:
+            kept.append(b)
+    return kept
 
 
 # The ring round a block where the table shows beyond its walls and its blur, and the share of it

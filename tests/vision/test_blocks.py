@@ -2177,6 +2177,43 @@ def test_a_black_brick_beside_its_shadow_on_a_mat_of_no_hue_is_a_part_of_its_own
     _each_found(blocks, near, 0.5, 6.4)
 
 
+def test_the_table_in_a_weak_lamps_shadow_is_no_block():
+    """Green felt under three lamps, two of them a sixth of the light each (ray-cast walls/towers/
+    touching seed 5 table 6): their shadows keep 0.82-0.91 of the felt's light and its tint, too
+    light for shade (0.85 at most), and they came out as green blocks 16-35 mm high, one as a
+    third part of a blue and a red brick's touching fit, others beside a mini. A top that keeps the
+    table's tint within 0.1 and half its light or more, but less than all of it, is the table in a
+    light shadow: those are gone, and the blue and the red brick still stand."""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    scene = bench_scene("raycast", 5 * 100003 + 6, "standard", n_walls=1, n_towers=1, n_touching=1)
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    shadows_mm = [(602.0, 425.0), (378.0, 567.0), (889.0, 98.0)]
+    assert not [b for b in blocks if min(np.hypot(*(b.footprint_mm.mean(axis=0) - p)) for p in shadows_mm) < 6]
+    bricks = [t for t in scene.truth_blocks() if np.hypot(*(np.concatenate(t.footprints).mean(axis=0) - (603.0, 390.0))) < 12]
+    assert sorted(t.colour for t in bricks) == ["blue", "red"]
+    _each_found(blocks, bricks, 0.5, 9.6)
+
+
+def test_a_light_shadow_is_told_by_its_tint_and_its_light():
+    """`_not_the_table_in_light_shade`: a top of the table's tint with 0.5-1 of its light is the
+    table in a light shadow; a darker one (a black brick), one of another tint (a green brick on
+    greener felt), or a lighter one stays."""
+    from companion.vision.blocks import FoundBlock, _not_the_table_in_light_shade
+
+    table = np.zeros((10, 10, 3), np.uint8)
+    table[:] = (40, 78, 38)  # green felt, BGR
+
+    def block(top_bgr: tuple[int, int, int]):
+        corners = np.array([[8.0, 8.0], [12.0, 8.0], [12.0, 12.0], [8.0, 12.0]])
+        return FoundBlock(corners, 9.6, "green", 1.0, 1.0, 1.0, (1, 1), None, np.array(top_bgr, float), None)
+
+    shadow, black, other, lit = block((35, 69, 34)), block((12, 13, 12)), block((38, 74, 30)), block((60, 110, 55))
+    kept = _not_the_table_in_light_shade([shadow, black, other, lit], table)
+    assert [id(b) for b in kept] == [id(black), id(other), id(lit)]
+
+
 def _the_blocks_found(seed: int, near_mm: tuple[float, float], truth: list[tuple[str, float]],
                      height_tolerance_mm: float = 4.8, **layout: int) -> None:
     """The bench blocks within 12 mm of a place on a whole ray-cast bench table (their colours and
