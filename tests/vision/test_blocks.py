@@ -2201,13 +2201,15 @@ def test_a_light_shadow_is_told_by_its_tint_and_its_light():
     table in a light shadow; a darker one (a black brick), one of another tint (a green brick on
     greener felt), or a lighter one stays."""
     from companion.vision.blocks import FoundBlock, _not_the_table_in_light_shade
+    from companion.vision.brickfit import BoxFit
 
     table = np.zeros((10, 10, 3), np.uint8)
     table[:] = (40, 78, 38)  # green felt, BGR
 
-    def block(top_bgr: tuple[int, int, int]):
-        corners = np.array([[8.0, 8.0], [12.0, 8.0], [12.0, 12.0], [8.0, 12.0]])
-        return FoundBlock(corners, 9.6, "green", 1.0, 1.0, 1.0, (1, 1), None, np.array(top_bgr, float), None)
+    def block(top_bgr: tuple[int, int, int]) -> FoundBlock:
+        footprint = TableRect(np.array([10.0, 10.0]), np.array([1.0, 0.0]), (3.9, 3.9))  # a 1x1 brick at (10, 10)
+        fit = BoxFit(top=footprint, silhouette=footprint, height_mm=9.6, footprint=footprint, height_cost={9.6: 0.0})
+        return FoundBlock(footprint.corners(), 9.6, "green", 1.0, 1.0, 1.0, (1, 1), fit, np.array(top_bgr, float))
 
     shadow, black, other, lit = block((35, 69, 34)), block((12, 13, 12)), block((38, 74, 30)), block((60, 110, 55))
     kept = _not_the_table_in_light_shade([shadow, black, other, lit], table)
