@@ -884,9 +884,9 @@ class _Candidate:
         """The candidate split by colour (`colour_parts`, a k-means): the touching bricks' fit and
         the tower's tops both ask for it."""
         return _without_table_in_shade(self, colour_parts(self.fine, self.blob, self.differing,
-                                                          shade_core=self._table_in_shade))
+                                                          shade_core=self.table_in_shade_under))
 
-    def _table_in_shade(self, mask: np.ndarray) -> bool:
+    def table_in_shade_under(self, mask: np.ndarray) -> bool:
         """Whether the cut-out's pixels under a mask are the table in shade (`table_in_shade`)."""
         return table_in_shade(self.fine[mask > 0], self.table_fine[mask > 0], self.white)
 
@@ -1026,7 +1026,7 @@ def _without_table_in_shade(c: _Candidate, split: "ColourParts | None") -> "Colo
     if split is None or len(split.cores) <= MAX_PARTS:
         return split
     table = [i for i, core in enumerate(split.cores)
-             if table_in_shade(c.fine[core > 0], c.table_fine[core > 0], c.white)]
+             if c.table_in_shade_under(core)]
     if not table:
         return split
     kept = [i for i in range(len(split.cores)) if i not in table]
@@ -3163,21 +3163,23 @@ def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock],
     it, or cut from it, is a black or gray "plate" on a gray mat). `table`: at COARSE_MM."""
     if lamplight is None or len(blocks) < 2:
         return blocks
-    rows, cols = table.shape[:2]
-    shade_like = []
-    for b in blocks:
-        col, row = (np.mean(b.footprint_mm, axis=0) / COARSE_MM).astype(int)
-        under = table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)]
-        shade_like.append(_top_may_be_shade(lamplight, b.top_bgr, under))
+    shade_like = [_top_may_be_shade(lamplight, b.top_bgr, _table_under(b, table)) for b in blocks]
     if not any(shade_like) or all(shade_like):
         return blocks
-    cast = np.zeros((rows, cols), np.uint8)
+    cast = np.zeros(table.shape[:2], np.uint8)
     for b in (b for b, dark in zip(blocks, shade_like) if not dark):
         for lamp in lamplight.deep:
             _fill_coarse(cast, lamp.box_shadow(b.footprint_mm, b.height_mm))
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
     return _outside_shadows(blocks, shade_like, cast, lambda footprint: _fill_coarse(np.zeros_like(cast), footprint))
+
+
+def _table_under(block: FoundBlock, table: np.ndarray) -> np.ndarray:
+    """The table's colour (a COARSE_MM map) under a block's footprint's middle."""
+    rows, cols = table.shape[:2]
+    col, row = (np.mean(block.footprint_mm, axis=0) / COARSE_MM).astype(int)
+    return table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)]
 
 
 # A top that keeps the table's own tint this closely (log light, `_tint`) and LIGHT_SHADE_LEAST or
@@ -3192,12 +3194,9 @@ LIGHT_SHADE_LEAST = 0.5
 def _not_the_table_in_light_shade(blocks: list[FoundBlock], table: np.ndarray) -> list[FoundBlock]:
     """The blocks found, without those whose top is the table under them in a light shadow
     (LIGHT_SHADE_TINT, LIGHT_SHADE_LEAST). `table`: at COARSE_MM."""
-    rows, cols = table.shape[:2]
     kept = []
     for b in blocks:
-        col, row = (np.mean(b.footprint_mm, axis=0) / COARSE_MM).astype(int)
-        under = table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)]
-        ratio = _light_ratio(np.asarray(b.top_bgr, np.float64), _table_light(np.asarray(under, np.float64)))
+        ratio = _light_ratio(np.asarray(b.top_bgr, np.float64), _table_light(np.asarray(_table_under(b, table), np.float64)))
         light_shade = (LIGHT_SHADE_LEAST <= float(ratio.min()) and float(ratio.max()) < 1.0
                        and float(np.linalg.norm(_tint(ratio))) < LIGHT_SHADE_TINT)
         if not light_shade:
