@@ -102,14 +102,27 @@ def marker_tilt_deg(corners_norm: np.ndarray, side_mm: float, pose: TablePose) -
     """Tilt of a marker from flat, from a free 6-DOF square pose (IPPE_SQUARE); coarse for small markers."""
     h = side_mm / 2
     obj = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], np.float64)
-    ok, rvecs, _, errs = cv2.solvePnPGeneric(obj, np.asarray(corners_norm, np.float64).reshape(-1, 1, 2),
-                                             np.eye(3), None, flags=cv2.SOLVEPNP_IPPE_SQUARE)
-    if not ok or len(rvecs) == 0:
+    image = np.asarray(corners_norm, np.float64).reshape(-1, 1, 2)
+    rvecs, errs = _finite_square_poses(obj, image, cv2.SOLVEPNP_IPPE_SQUARE)
+    if not rvecs:
+        # IPPE's closed form can come out NaN on an exact, nearly degenerate square (seen on a
+        # 12 mm marker at the table's edge); the iterative solver still has the answer.
+        rvecs, errs = _finite_square_poses(obj, image, cv2.SOLVEPNP_ITERATIVE)
+    if not rvecs:
         return float("nan")
     tilts = []
     for rvec in rvecs:
         rot, _ = cv2.Rodrigues(rvec)
         normal_table = pose.rotation.T @ (rot @ np.array([0.0, 0.0, 1.0]))
         tilts.append(math.degrees(math.acos(min(abs(float(normal_table[2])), 1.0))))
-    best = int(np.argmin(np.asarray(errs).ravel())) if errs is not None else 0
-    return float(tilts[best])
+    return float(tilts[int(np.argmin(errs))])
+
+
+def _finite_square_poses(obj: np.ndarray, image: np.ndarray, flags: int) -> tuple[list[np.ndarray], list[float]]:
+    """The solver's rotations that are numbers, with their reprojection errors."""
+    ok, rvecs, _, errs = cv2.solvePnPGeneric(obj, image, np.eye(3), None, flags=flags)
+    if not ok:
+        return [], []
+    errs_list = np.asarray(errs).ravel().tolist() if errs is not None else [0.0] * len(rvecs)
+    kept = [(r, e) for r, e in zip(rvecs, errs_list) if np.all(np.isfinite(r)) and math.isfinite(e)]
+    return [r for r, _ in kept], [e for _, e in kept]

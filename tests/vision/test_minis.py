@@ -32,6 +32,14 @@ def test_exact_corners_give_exact_pose(x, y, z, heading, side):
     assert placed.fit_residual_px < 1e-4 and placed.tilt_deg < 1.0
 
 
+def test_a_flat_square_whose_closed_form_pose_comes_out_nan_still_reads_flat():
+    """IPPE_SQUARE answers NaN for this exact 12 mm square at the table's edge (a Hypothesis find)."""
+    camera, pose = _camera()
+    placed = locate_horizontal_marker(camera.normalize(pose.project(camera, square_corners_mm(50, 300, 12, 0, 0))),
+                                      12, pose, camera.focal_px)
+    assert math.isfinite(placed.tilt_deg) and placed.tilt_deg < 1.0
+
+
 def test_table_homography_would_be_wrong_by_parallax():
     """The reason for the geometry: a 40 mm mini 0.5 m from the camera's foot, mapped on the table plane."""
     camera, pose = _camera()
