@@ -39,6 +39,7 @@ TOWER_HEIGHTS_MM = tuple(round(PLATE_MM * i, 1) for i in range(14, 40))  # a tow
 EDGE_BLUR_PX = 0.8  # an edge's spread in the image (lens, sensor, compression), 1 sigma
 SIDE_SIGMA_MM = 0.15  # how well a side's length is measured, for the top face's size as a height cue
 U_STEP_MM = 0.25  # profile sampling across a side (~0.35 px)
+WALL_SEEN_PX = 0.5  # a near side's wall narrower than this is left out of its profile's fit
 T_STEP_MM = 0.9  # profile lines along a side
 # The walls' profiles against the top face's size, as evidence for the height: while the sides are
 # being placed the walls lead (they say where the silhouette's near edges are); the final choice
@@ -577,21 +578,26 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
     spread = (csq[end] - csq[first]) / counts - (means * means).sum(axis=(1, 2))
     shared = bool((first == first[0]).all() and (end == end[0]).all())
     shadow_mm = np.zeros((len(heights), len(deltas)))
-    if side.near:
-        widths = (-side.foot_distance_mm * heights / camera_height_mm if from_top
-                  else wall_width_mm(side.foot_distance_mm, heights, camera_height_mm))
-        edges = _edges(side, deltas, widths, from_top)
+    widths = (-side.foot_distance_mm * heights / camera_height_mm if from_top
+              else wall_width_mm(side.foot_distance_mm, heights, camera_height_mm))
+    # A wall narrower than a fraction of a pixel is not seen: two edges that close, with free
+    # levels, fit the blur's shape instead (a side seen nearly edge-on wanted the tallest box).
+    seen = side.near & (np.abs(widths) * side.px_per_mm >= WALL_SEEN_PX)
+    sse = np.empty((len(heights), len(deltas)))
+    if shared and not seen.all():  # the top's edge alone: the same fit for every height
+        sse[~seen] = step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)[0]
+    elif not seen.all():
+        alone = int(np.count_nonzero(~seen))
+        sse[~seen] = step_fit(means[~seen], side.u_mm, np.tile(deltas[:, None], (alone, 1)),
+                              side.sigma_mm)[0].reshape(alone, len(deltas))
+    if seen.any():
+        edges = _edges(side, deltas, widths[seen], from_top)
+        walled = means[0] if shared else means[seen]
         if side.shadow_reach:
-            sse, shadow_mm = _shadowed_side(side, means[0] if shared else means, edges, heights, len(deltas))
+            sse[seen], shadow_mm[seen] = _shadowed_side(side, walled, edges, heights[seen], len(deltas))
         else:
-            sse, levels = step_fit(means[0] if shared else means, side.u_mm, edges, side.sigma_mm)
-            sse = (sse + wall_penalty(levels, edges)).reshape(len(heights), len(deltas))
-    elif shared:  # the top's edge alone: the same fit for every height
-        sse = np.broadcast_to(step_fit(means[0], side.u_mm, deltas[:, None], side.sigma_mm)[0],
-                              (len(heights), len(deltas)))
-    else:
-        sse = step_fit(means, side.u_mm, np.tile(deltas[:, None], (len(heights), 1)),
-                       side.sigma_mm)[0].reshape(len(heights), len(deltas))
+            fitted, levels = step_fit(walled, side.u_mm, edges, side.sigma_mm)
+            sse[seen] = (fitted + wall_penalty(levels, edges)).reshape(-1, len(deltas))
     sse = sse + spread[:, None]
     best = np.argmin(sse, axis=1)
     rows = np.arange(len(heights))
@@ -604,6 +610,10 @@ def _side_costs(side: SideProfile, rect: TableRect, foot: np.ndarray, heights: n
     core = len(side.without_reach.u_mm)
     variance = max(float(per_h.min()) / (core * lines.shape[2]), NOISE_FLOOR ** 2)
     chi = (per_h - per_h.min()) / variance * independent / len(side.u_mm) / 2
+    if side.near and not seen.any():
+        # Seen edge-on at every height, the side is the top's edge alone: which of its lines are
+        # clear of the corners changes with the height, not what they show.
+        chi = np.zeros(len(heights))
     return chi, deltas[best], shadow_mm[rows, best]
 
 
