@@ -727,7 +727,10 @@ class BlockFinder:
                 if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
                                      c.view.camera_height_mm) > parts_as_reported:
                     return [tower]
-            return _without_their_shadows(c, parts)
+            kept = _without_their_shadows(c, parts)
+            if len(kept) == 1 < len(parts):
+                return _alone_without_its_shadow(c, split, kept[0])
+            return kept
         # A wall that turns: its own outline, holes kept (a castle's yard is table).
         arms = _fit_arms(replace(c, blob=opened & blob))
         if arms:
@@ -1038,6 +1041,26 @@ def _without_table_in_shade(c: _Candidate, split: "ColourParts | None") -> "Colo
     for i in table:
         labels[split.cores[i] > 0] = TABLE
     return ColourParts([split.cores[i] for i in kept], labels)
+
+
+def _alone_without_its_shadow(c: _Candidate, split: "ColourParts", brick: FoundBlock) -> list[FoundBlock]:
+    """A brick split by colour from parts that were its shadows (`_without_their_shadows`),
+    fitted again alone on its own colour's outline: the touching fit had placed it beside
+    "bricks" that hid part of it (a green 1x4 brick 9.6 mm high beside its shadow on gray tiles
+    read 22.4 mm, its top pushed onto the shadow). As first fitted where that gives nothing.
+    (Where two parts or more are left, fitting them together again moved a tower's courses.)"""
+    part = _filled(cv2.morphologyEx(((split.labels == _part_under(c, split, brick)) & (c.blob > 0)).astype(np.uint8),
+                                    cv2.MORPH_OPEN, _BRICK_DISC))
+    alone = _fit_one(replace(c, blob=part)) if part is not None else None
+    return [alone if alone is not None else brick]
+
+
+def _part_under(c: _Candidate, split: "ColourParts", block: FoundBlock) -> int:
+    """The part of a split whose core lies most under a block's top or footprint (a top the fit
+    pushed onto a neighbour's part still stands on its own part)."""
+    own = _fill_fine(np.zeros_like(c.blob), block.fit.top.corners(), c.origin)
+    own = _fill_fine(own, block.footprint_mm, c.origin) > 0
+    return int(np.argmax([np.count_nonzero(own & (core > 0)) for core in split.cores]))
 
 
 PART_SHADE_SHARE = 0.2  # a part this much of which may be the table in shade may have taken in a shadow
@@ -3140,17 +3163,20 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
         return parts
     cast = _cast_shade(c, lit)
     assert cast is not None
-    return _outside_shadows(parts, shade_like, cast, lambda footprint: _fill_fine(np.zeros_like(c.blob), footprint, c.origin))
+    # Where its top is seen, not its footprint: a shadow fitted as a tall box has its footprint
+    # moved off the shade, onto the brick that casts it.
+    return _outside_shadows(parts, shade_like, cast,
+                            lambda b: _fill_fine(np.zeros_like(c.blob), b.fit.top.corners(), c.origin))
 
 
 def _outside_shadows(blocks: list[FoundBlock], shade_like: list[bool], cast: np.ndarray,
-                     own: Callable[[np.ndarray], np.ndarray]) -> list[FoundBlock]:
-    """`blocks` without the shade-like ones whose footprint (drawn by `own` into a mask like
+                     own: Callable[[FoundBlock], np.ndarray]) -> list[FoundBlock]:
+    """`blocks` without the shade-like ones whose own place (drawn by `own` into a mask like
     `cast`'s) lies SHADOW_PART_SHARE inside `cast`, the others' shadows."""
     kept = []
     for b, dark in zip(blocks, shade_like):
         if dark:
-            mask = own(b.footprint_mm)
+            mask = own(b)
             if np.count_nonzero(mask & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(mask), 1):
                 continue
         kept.append(b)
@@ -3172,7 +3198,7 @@ def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock],
             _fill_coarse(cast, lamp.box_shadow(b.footprint_mm, b.height_mm))
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
-    return _outside_shadows(blocks, shade_like, cast, lambda footprint: _fill_coarse(np.zeros_like(cast), footprint))
+    return _outside_shadows(blocks, shade_like, cast, lambda b: _fill_coarse(np.zeros_like(cast), b.footprint_mm))
 
 
 def _table_under(block: FoundBlock, table: np.ndarray) -> np.ndarray:

@@ -2312,3 +2312,13 @@ def test_a_side_seen_edge_on_says_nothing_of_the_height():
     two edges that close with free levels fitted the edge's blur, better the taller the box, and
     the brick read 28.8 mm high as a 1x2. A wall under half a pixel wide is left out of the fit."""
     _the_brick_found(3 * 100003 + 6, (386.8, 406.7), "red", 9.6, n_walls=1, n_towers=1, n_touching=1)
+
+
+def test_a_brick_split_from_its_own_shadow_is_fitted_again_alone():
+    """A green 1x4 brick 9.6 mm high on light gray tiles (ray-cast walls/towers/touching seed 7
+    table 4): its shadow past its far side, lighter than the green, split off as a gray part; the
+    touching fit placed the two as bricks, the gray one hiding part of the green, whose top was
+    pushed onto the shadow and read 22.4 mm. The gray part is dropped as its shadow (judged where
+    its top is seen: fitted as a tall box its footprint had moved onto the green brick), and the
+    brick is fitted again alone on its own colour's outline."""
+    _the_brick_found(7 * 100003 + 4, (956.5, 595.7), "green", 9.6, n_walls=1, n_towers=1, n_touching=1)
