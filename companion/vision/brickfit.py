@@ -73,6 +73,10 @@ SHADOW_CHROMA_SLACK = 0.12  # ... and of the table's chromaticity (colour over l
 # A wall whose chromaticity is this far from the table's is told from the table's shadow by colour:
 # such a shadow may be lighter than the wall beside it (a blue wall in shade on green felt).
 TOLD_BY_COLOUR = 0.3
+# ... or, below a top this far from the table's chromaticity, WALL_NEARER_TOP times nearer the top's
+# than the table's (green walls in shade on white tiles: tops 0.26-0.28 from it; black ones 0.08-0.1)
+TOP_HUE_LEAST = 0.15
+WALL_NEARER_TOP = 2.0
 SHADOW_RUN_SAMPLES = 4  # ... over a run this long (1 mm), beside a wall as wide (a narrower one's colour is unsure)
 SHADOW_FLAT = 0.1  # ... where its light changes by at most this share of the table's a mm
 SHADOW_DARKEST = 8.0  # 8-bit luma below which a level's chromaticity is taken as this dark's
@@ -186,7 +190,7 @@ def shadow_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
     # the part of it beyond a lower brick's wall would pass for one. Unless the wall (wide enough
     # for its colour to be measured) is not the table's colour: then the colours tell them apart.
     table_luma = np.maximum(table[:, 0], SHADOW_DARKEST)[:, None]
-    told = (chroma_apart(wall, table) >= TOLD_BY_COLOUR) & (edges[:, 1] - edges[:, 0] >= SHADOW_RUN_SAMPLES * U_STEP_MM)
+    told = wall_told_from_table(wall, top, table) & (edges[:, 1] - edges[:, 0] >= SHADOW_RUN_SAMPLES * U_STEP_MM)
     under_wall = np.where(told, 0.0,
                           np.maximum(shadow[:, 0] - np.minimum(SHADOW_UNDER_WALL * wall[:, 0], wall[:, 0] - SHADOW_CONTRAST), 0.0))
     over = under_wall + np.maximum(wall[:, 0] - WALL_UNDER_TOP * top[:, 0], 0.0)
@@ -195,6 +199,16 @@ def shadow_penalty(levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
     drift = chroma_apart(shadow, table)
     over = over + np.maximum(drift - SHADOW_CHROMA_SLACK, 0.0) * table_luma[:, 0]
     return samples * (((shadow - beta[:, None] * table) ** 2).sum(axis=1) + over * over)
+
+
+def wall_told_from_table(wall: np.ndarray, top: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Per level (M, C), whether a wall's colour tells it from the table's in shade: far from the
+    table's chromaticity, or, below a top of a hue of its own, clearly nearer the top's (a green
+    wall in shade is near gray, yet nearer green than a white table's gray; a black top's hue is
+    the room light's tint and tells nothing)."""
+    apart = chroma_apart(wall, table)
+    return (apart >= TOLD_BY_COLOUR) | ((chroma_apart(top, table) >= TOP_HUE_LEAST)
+                                        & (apart >= WALL_NEARER_TOP * chroma_apart(wall, top)))
 
 
 def chroma_apart(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -448,7 +462,8 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
         return under_wall and _level_shade(u_mm, mean, table, table_level, LIGHT_SHADOW_MOST)
     if under_wall:
         return True
-    if chroma_apart(mean[int(np.argmin(luma))][None], table_level)[0] < TOLD_BY_COLOUR:
+    top_level = mean[u_mm <= 0][int(np.argmax(luma[u_mm <= 0]))][None]
+    if not wall_told_from_table(mean[int(np.argmin(luma))][None], top_level, table_level)[0]:
         return False
     return _level_shade(u_mm, mean, table, table_level, SHADOW_MOST)
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from companion.vision.brickfit import (EDGE_BLUR_PX, PLATE_MM, BoxFit, TableRect, fit_box, normal_cdf, shadow_penalty,
-                                       snap_side, step_fit, top_face, wall_and_shadow_fit, wall_penalty, wall_width_mm,
-                                       with_shadows)
+                                       snap_side, step_fit, top_face, wall_and_shadow_fit, wall_penalty, wall_told_from_table,
+                                       wall_width_mm, with_shadows)
 
 FOOT = np.array([0.0, 0.0])
 CZ = 1100.0
@@ -217,3 +217,13 @@ def test_a_heights_shares_hold_when_another_height_costs_far_less():
                        height_cost={3.2: math.inf, 41.6: 0.0, 54.4: 1.0})
     assert ruled_out.height_confidence == pytest.approx(1 / (1 + math.exp(-1.0)))
     assert ruled_out.height_range_mm[0] == 41.6
+
+
+def test_a_wall_in_shade_nearer_its_tops_colour_than_the_tables_is_told_from_the_tables_shade():
+    """Levels (luma, two colour differences) across a green 1x4 brick's near side on white tiles
+    (ray-cast w/t/t seed 5 table 1): its wall in shade is nearly gray, 0.16 from the table's
+    chromaticity (under TOLD_BY_COLOUR), yet three times nearer its green top's; a gray brick's
+    wall on a gray table is near both and is not told."""
+    table = np.array([[176.0, 0.8, -3.5]])
+    assert wall_told_from_table(np.array([[46.0, -6.8, -3.6]]), np.array([[84.0, -17.6, -6.8]]), table)[0]
+    assert not wall_told_from_table(np.array([[46.0, 0.5, -1.0]]), np.array([[120.0, 1.0, -3.0]]), table)[0]
