@@ -1610,6 +1610,15 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         if seen is None:
             return []
         parts.append(_Arm(fit, _snapped(fit.footprint)[0], *seen))
+    if c.parts is None and len({p.colour for p in parts}) > 1:
+        # The cut-out is one colour (its split found no second): its arms' tops named apart are
+        # one colour read under the light's falloff along the wall (a path-traced orange ring read
+        # white on three arms, orange on the fourth: two blocks). The colour of most of its top.
+        area: dict[str, float] = {}
+        for p in parts:
+            area[p.colour] = area.get(p.colour, 0.0) + float(np.prod(p.fit.top.half_mm))
+        colour = max(area, key=area.get)
+        parts = [replace(p, colour=colour) for p in parts]
     blocks = []
     for colour in dict.fromkeys(p.colour for p in parts):
         same = [p for p in parts if p.colour == colour]

@@ -2331,3 +2331,31 @@ def test_a_shadow_lighter_than_a_dark_wall_of_the_tops_colour_is_a_shadow():
     and it was read as 3 mm of wall: the box came out as a 3.2 mm plate. The wall's colour, near
     its top's, tells it."""
     _the_brick_found(5 * 100003 + 1, (356.2, 294.9), "green", 9.6, n_walls=1, n_towers=1, n_touching=1)
+
+
+@pytest.mark.slow
+def test_a_wall_of_one_colour_whose_arms_read_apart_is_one_block():
+    """Path traced (the verdict bench's table 8), an orange ring of four bricks 9.6 mm high: its
+    arms, each fitted right, had their tops named white, white, white and orange under the light's
+    falloff along the wall, and came out as two blocks; attacks across the yard between units 20
+    and 37 then saw partial cover where the truth gives none. A cut-out of one colour is one colour:
+    its arms take the colour of most of its top, and those verdicts agree with the truth's. Needs
+    the '.[pbr]' extra."""
+    pytest.importorskip("companion.synth.pbr")
+    pytest.importorskip("mitsuba")
+    from companion.bench.verdicts import DEFAULT_LAYOUT, truth_state, verdict_fields
+    from companion.rules.knight.attack import attack
+    from companion.rules.table import Table
+    from companion.synth.worlds import Camera, bench_scene
+
+    scene = bench_scene("pbr", 8, "standard", **DEFAULT_LAYOUT)
+    ring = [t for t in scene.truth_blocks() if t.kind == "wall"]
+    assert [(t.colour, round(t.height_mm, 1), len(t.footprints)) for t in ring] == [("orange", 9.6, 4)]
+    setup = scene.setup()
+    state = Locator(setup).analyse(Camera("pbr", cache=False).render(scene)).state
+    yard = np.concatenate(ring[0].footprints).mean(axis=0)
+    near = [b for b in state.blocks if np.hypot(*(np.mean(b.footprint_mm, axis=0) - yard)) < 60]
+    assert len(near) == 1, [(np.mean(b.footprint_mm, axis=0), b.height_mm, b.color) for b in near]
+    seen, truth = Table.from_state(state, setup), Table.from_state(truth_state(scene), setup)
+    for a, t in ((20, 37), (37, 20)):
+        assert verdict_fields(attack(seen, a, t)) == verdict_fields(attack(truth, a, t)), (a, t)
