@@ -2326,7 +2326,7 @@ def test_a_brick_split_from_its_own_shadow_is_fitted_again_alone():
 
 def test_a_shadow_lighter_than_a_dark_wall_of_the_tops_colour_is_a_shadow():
     """A green 1x4 brick 9.6 mm high on white tiles (ray-cast walls/towers/touching seed 5 table
-    1): its wall in shade (a fifth of the tiles' light, nearly gray) is darker than its shadow
+    1): its wall in shade (a quarter of the tiles' light, nearly gray) is darker than its shadow
     beyond (0.47), so a shadow was looked for only if the wall's colour told it from the table's,
     and it was read as 3 mm of wall: the box came out as a 3.2 mm plate. The wall's colour, near
     its top's, tells it."""

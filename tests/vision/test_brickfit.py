@@ -222,7 +222,7 @@ def test_a_heights_shares_hold_when_another_height_costs_far_less():
 def test_a_wall_in_shade_nearer_its_tops_colour_than_the_tables_is_told_from_the_tables_shade():
     """Levels (luma, two colour differences) across a green 1x4 brick's near side on white tiles
     (ray-cast w/t/t seed 5 table 1): its wall in shade is nearly gray, 0.16 from the table's
-    chromaticity (under TOLD_BY_COLOUR), yet three times nearer its green top's; a gray brick's
+    chromaticity (under TOLD_BY_COLOUR), yet 2.6 times nearer its green top's; a gray brick's
     wall on a gray table is near both and is not told."""
     table = np.array([[176.0, 0.8, -3.5]])
     assert wall_told_from_table(np.array([[46.0, -6.8, -3.6]]), np.array([[84.0, -17.6, -6.8]]), table)[0]
