@@ -764,8 +764,7 @@ def _its_parts_alone(c: "_Candidate", split: "ColourParts | None") -> list[Found
         return []
     found = []
     for i in range(len(split.cores)):
-        part = _filled(cv2.morphologyEx(((split.labels == i) & (c.blob > 0)).astype(np.uint8), cv2.MORPH_OPEN,
-                                        _BRICK_DISC))
+        part = _part_outline(c, split, i)
         if part is None:
             continue
         one = _fit_one(replace(c, blob=part), tall=False)
@@ -1049,10 +1048,16 @@ def _alone_without_its_shadow(c: _Candidate, split: "ColourParts", brick: FoundB
     "bricks" that hid part of it (a green 1x4 brick 9.6 mm high beside its shadow on gray tiles
     read 22.4 mm, its top pushed onto the shadow). As first fitted where that gives nothing.
     (Where two parts or more are left, fitting them together again moved a tower's courses.)"""
-    part = _filled(cv2.morphologyEx(((split.labels == _part_under(c, split, brick)) & (c.blob > 0)).astype(np.uint8),
-                                    cv2.MORPH_OPEN, _BRICK_DISC))
+    part = _part_outline(c, split, _part_under(c, split, brick))
     alone = _fit_one(replace(c, blob=part)) if part is not None else None
     return [alone if alone is not None else brick]
+
+
+def _part_outline(c: _Candidate, split: "ColourParts", part: int) -> np.ndarray | None:
+    """One colour part's own outline in the candidate (its points, opened by a brick's narrowest
+    side, the largest piece filled), to fit it alone; None where nothing that broad is left."""
+    return _filled(cv2.morphologyEx(((split.labels == part) & (c.blob > 0)).astype(np.uint8), cv2.MORPH_OPEN,
+                                    _BRICK_DISC))
 
 
 def _part_under(c: _Candidate, split: "ColourParts", block: FoundBlock) -> int:

@@ -450,19 +450,19 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
     run of the table's colour in shade."""
     mean = lines.mean(axis=0)
     luma = mean[:, 0]
-    table = float(luma[-SHADOW_TABLE_SAMPLES:].mean())
-    top = float(luma[u_mm <= 0].max())
+    table_level = mean[-SHADOW_TABLE_SAMPLES:].mean(axis=0)[None]
+    table = float(table_level[0, 0])
+    top_level = mean[u_mm <= 0][int(np.argmax(luma[u_mm <= 0]))][None]  # the brightest inside
+    top = float(top_level[0, 0])
     darkest = float(luma.min())
     if darkest > LIGHT_SHADOW_MOST * table:
         return False
-    table_level = mean[-SHADOW_TABLE_SAMPLES:].mean(axis=0)[None]
     under_wall = darkest <= SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST
     if darkest > SHADOW_MOST * table:
         # A light shadow: far below the wall's light, and a level run of the table's colour.
         return under_wall and _level_shade(u_mm, mean, table, table_level, LIGHT_SHADOW_MOST)
     if under_wall:
         return True
-    top_level = mean[u_mm <= 0][int(np.argmax(luma[u_mm <= 0]))][None]
     if not wall_told_from_table(mean[int(np.argmin(luma))][None], top_level, table_level)[0]:
         return False
     return _level_shade(u_mm, mean, table, table_level, SHADOW_MOST)
