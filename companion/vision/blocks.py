@@ -1194,7 +1194,7 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
         # shadow towards the camera's foot: 96 and 99.2 mm towers read 124.8, their tops off).
         shadowed = _with_its_shadows(c, fit, top_pinned=True)
         again = _placed_block(replace(placed, footprint=shadowed.footprint, height_mm=shadowed.height_mm), shadowed, named)
-        if shadowed.height_mm >= TALL_FROM_MM and not _no_shadow_of_its_own(c.lamplight, again):
+        if shadowed.height_mm >= TALL_FROM_MM and not _no_shadow_of_its_own(c.lamplight, again, pale_counts=False):
             return again
     return block
 
@@ -3296,14 +3296,18 @@ def _silhouette_hull(view: TableView, block: FoundBlock) -> np.ndarray:
 
 
 SHADOW_SEEN_LEAST_MM2 = 100.0  # a tall block's shadow beyond itself, in view, that can tell it is not there
-SHADOW_DARK_SHARE = 0.5  # ... dark at least this share of the lamp's shadows' darkness (its median)
+SHADOW_DARK_SHARE = 0.5  # ... dark at least this share of the lamp's shadows' darkness (its median) ...
+SHADOW_PALE_SHARE = 0.25  # ... or this share, where another lamp's shadow of it is dark
 
 
-def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock) -> bool:
+def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_counts: bool = True) -> bool:
     """Whether a block as tall as a tower, under the lamps found, would cast a shadow beyond
     itself where the table is lit: a lit brick with its own shadow reaching towards the camera's
     foot, or a shadow with a lit table beyond, is a tower's outline too (its walls in shade look
-    like a gray mat in shade), but a tower casts a shadow as long as it is tall."""
+    like a gray mat in shade), but a tower casts a shadow as long as it is tall. Under one lamp a
+    tall tower's shadow may be pale (a broad lamp's penumbra grows with the height: a yellow tower
+    102.4 mm high cast a third of the darkness its lamp's short shadows have): pale counts where
+    another lamp's shadow of it is dark, unless not `pale_counts`."""
     if lamplight is None or block.height_mm < TALL_FROM_MM:
         return False
     dark, clear = lamplight.dark, lamplight.clear
@@ -3317,13 +3321,18 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock) -> boo
     # seen where that lamp or the far one of the same slope at the middle casts it is its own.
     middle = np.array(dark.shape[1::-1], float) * COARSE_MM / 2
 
-    def lit_where_it_falls(lamp: FoundLamp) -> bool:
+    def darkness_share(lamp: FoundLamp) -> float:
+        """The shadow's darkness where this lamp casts it, as a share of the lamp's shadows'
+        (inf where too little of it is in view to tell)."""
         cast = _fill_coarse(np.zeros(dark.shape, np.uint8), lamp.box_shadow(block.footprint_mm, block.height_mm))
         seen = (cast > 0) & (standing == 0) & (clear > 0)
-        return (np.count_nonzero(seen) * COARSE_MM ** 2 >= SHADOW_SEEN_LEAST_MM2
-                and float(np.median(dark[seen])) < SHADOW_DARK_SHARE * lamp.depth)
+        if np.count_nonzero(seen) * COARSE_MM ** 2 < SHADOW_SEEN_LEAST_MM2:
+            return math.inf
+        return float(np.median(dark[seen])) / lamp.depth
 
-    return any(lit_where_it_falls(lamp) and lit_where_it_falls(lamp.as_far(middle)) for lamp in lamplight.deep)
+    shares = [max(darkness_share(lamp), darkness_share(lamp.as_far(middle))) for lamp in lamplight.deep]
+    least = SHADOW_PALE_SHARE if pale_counts else SHADOW_DARK_SHARE
+    return bool(shares) and (min(shares) < least or max(shares) < SHADOW_DARK_SHARE)
 
 
 def _low_instead(view: TableView, block: FoundBlock) -> FoundBlock | None:

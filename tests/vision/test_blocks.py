@@ -2097,6 +2097,15 @@ def test_a_towers_top_its_shadows_set_at_the_low_heights_end_is_as_tall_as_its_s
     _the_blocks_found(7 * 100003 + 5, (873.1, 610.4), [("red", 76.8)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_towers_pale_shadow_under_a_broad_lamp_is_its_own_where_another_lamps_is_dark():
+    """A yellow-topped tower 102.4 mm high on light tiles under two lamps (ray-cast walls/towers/
+    touching seed 3 table 4): the shadow the broader lamp throws of it is a third as dark as that
+    lamp's short shadows of the minis (its penumbra grows with the height), the other lamp's is
+    dark. Fitted right, it was dropped as casting no shadow of its own, and its top was read as a
+    3.2 mm plate 26 mm off. A pale shadow counts where another lamp's is dark."""
+    _the_blocks_found(3 * 100003 + 4, (757.4, 209.3), [("yellow", 102.4)], n_walls=1, n_towers=1, n_touching=1)
+
+
 def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
     """A green-topped tower 80 mm high over a yellow course and red ones (ray-cast
     walls/towers/touching seed 7 table 1): its red walls were fitted as a 6.4 mm box round the
