@@ -718,12 +718,24 @@ class BlockFinder:
             # and a blue brick in a row, 28.8, 19.2 and 28.8 mm, went as one gray tower 121.6 mm
             # high, its courses explaining the map worse than the bricks).
             tower = c.outline_tower
+            points, labels = _map_points(split.labels, c.origin)
+            tallest = max(parts, key=lambda b: b.height_mm)
+            if tallest.height_mm >= TALL_FROM_MM:
+                # The tallest part a tower, the others bands of its lower courses: taken as one
+                # tall block where its courses explain the map better than the bricks as reported
+                # and than the outline's tower (a blue-topped tower 70.4 mm high over black courses
+                # on dark wood, its shadow towards the camera's foot: its outline's tower took a
+                # black band for its top, 57.6 mm high, off its footprint).
+                def courses(b: FoundBlock) -> float:
+                    return courses_agreement(points, labels, b.fit.footprint, b.height_mm, c.view.foot_mm,
+                                             c.view.camera_height_mm)
+                if courses(tallest) > max(parts_as_reported, courses(tower) if tower is not None else 0.0):
+                    return [tallest]
             if tower is not None:
                 assert c.tall_on_outline is not None  # (the tower was placed by it)
                 if (max(b.height_mm for b in parts) >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement
                         and c.deep_lamps):
                     return [tower]
-                points, labels = _map_points(split.labels, c.origin)
                 if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
                                      c.view.camera_height_mm) > parts_as_reported:
                     return [tower]

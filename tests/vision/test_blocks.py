@@ -2106,6 +2106,16 @@ def test_a_towers_pale_shadow_under_a_broad_lamp_is_its_own_where_another_lamps_
     _the_blocks_found(3 * 100003 + 4, (757.4, 209.3), [("yellow", 102.4)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_tower_whose_outline_takes_a_band_for_its_top_is_its_tallest_part_where_its_courses_say_so():
+    """A blue-topped tower of 2x2 bricks 70.4 mm high over black courses on dark wood, its
+    shadow falling towards the camera's foot (ray-cast walls/towers/touching seed 3 table 8):
+    split by colour, the blue top was placed right, 70.4 mm high, its courses as black bricks
+    beside it; the tower fitted to the outline (shadow and all) took a black band for its top and
+    stood 57.6 mm high, 8 mm off, and was reported black. The tallest part's courses explain the
+    colour map better than that tower's and than the bricks as reported: it is the tower."""
+    _the_blocks_found(3 * 100003 + 8, (923.4, 108.2), [("blue", 70.4)], n_walls=1, n_towers=1, n_touching=1)
+
+
 def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
     """A green-topped tower 80 mm high over a yellow course and red ones (ray-cast
     walls/towers/touching seed 7 table 1): its red walls were fitted as a 6.4 mm box round the
