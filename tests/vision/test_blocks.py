@@ -851,6 +851,37 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
         assert _no_shadow_of_its_own(Lamplight((near,), dark, clear), tower) == (not has_a_shadow), truth
 
 
+def test_a_tall_box_whose_shadow_ends_halfway_was_read_too_tall_and_a_pale_whole_shadow_is_its_own():
+    """A tower's shadow is as long as the tower is tall. An orange brick 28.8 mm high fitted 41.6 mm
+    (ray-cast walls/towers/touching seed 13 table 2) stood: its shadow under one lamp was 1.01 as
+    dark as that lamp's, under the other 0.36, pale (a broad lamp's shadow of a tall tower is), but
+    its far half was lit (0.13): the shadow ended where a 28.8 mm box's does. A box whose shadow
+    under a lamp is dark only halfway casts no shadow of its own; one whose shadow is pale all the
+    way to its tip, with another lamp's dark, does."""
+    from companion.vision.blocks import COARSE_MM, Lamplight, _fill_coarse, _no_shadow_of_its_own
+    from companion.vision.lamps import FoundLamp
+
+    shape = (int(800.0 / COARSE_MM), int(1200.0 / COARSE_MM))
+    # far lamps (their shadows the same length all over the table), shadows 0.75 mm a mm of height
+    lamps = (FoundLamp((75600.0, 400.0, 1e5), 5, 1.0, depth=0.5), FoundLamp((600.0, -74600.0, 1e5), 5, 1.0, depth=0.5))
+    footprint = TableRect(np.array([600.0, 400.0]), np.array([1.0, 0.0]), (7.9, 7.9))
+    clear = np.ones(shape, np.uint8)
+
+    def seen(height_mm: float, shares: tuple[float, float]) -> Lamplight:
+        """The darkness of a box `height_mm` high's shadows, each this share of its lamp's depth."""
+        dark = np.zeros(shape, np.float32)
+        for lamp, share in zip(lamps, shares):
+            cast = _fill_coarse(np.zeros(shape, np.uint8), lamp.box_shadow(footprint.corners(), height_mm))
+            dark = np.maximum(dark, cast.astype(np.float32) * lamp.depth * share)
+        return Lamplight(lamps, dark, clear)
+
+    tower = box_block(footprint, 64.0, "orange", (2, 2))
+    assert _no_shadow_of_its_own(seen(41.6, (1.0, 1.0)), tower)  # both shadows end at 41.6 mm's length
+    assert not _no_shadow_of_its_own(seen(64.0, (1.0, 1.0)), tower)
+    assert not _no_shadow_of_its_own(seen(64.0, (1.0, 0.35)), tower)  # pale all the way, the other dark
+    assert _no_shadow_of_its_own(seen(64.0, (0.35, 0.35)), tower)  # pale under every lamp
+
+
 def test_a_tall_box_with_no_shadow_of_its_own_is_the_low_brick_its_costs_also_answer(standard_scene):
     """A sheened green 9.6 mm brick beside the lens (path-traced walls table 9) was fitted 41.6 mm
     tall and dropped as casting no shadow of its own; its height costs had a second minimum at
