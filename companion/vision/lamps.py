@@ -173,11 +173,22 @@ def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniS
         if truer is not None and not _evidence(truer, clear, xy, z, side, lamps[best:best + 1], mm_per_px, taken)[0][0]:
             break  # shade that a median among white things made (a castle's yard), not a lamp's shadows
         lamp = _refined(dark, clear, xy, z, side, tile_axes, lamps[best], centre_mm, mm_per_px)
+        taken.append(((centre_mm - lamps[best, :2]) / lamps[best, 2], centres[best]))
+        if any(np.linalg.norm(_slope_at(lamp, centre_mm) - _slope_at(f.position_mm, centre_mm)) < LAMPS_APART
+               for f in found):
+            # Placed on its shadows' edges, it is a lamp found already (found again from another
+            # start, moved onto the same shadows: its shadows would be counted twice).
+            continue
         softness, soft_depth = _softness(dark, clear, xy, z, side, tile_axes, np.asarray(lamp), mm_per_px)
         found.append(FoundLamp(lamp, int(count[best]), float(share[best]),
                                float(depth[best]) if soft_depth is None else soft_depth, softness))
-        taken.append(((centre_mm - lamps[best, :2]) / lamps[best, 2], centres[best]))
     return found
+
+
+def _slope_at(position_mm: tuple[float, float, float] | np.ndarray, at_mm: np.ndarray) -> np.ndarray:
+    """A lamp's shadows' slope at a table point (mm of shadow a mm of height, along x and y)."""
+    p = np.asarray(position_mm, float)
+    return (np.asarray(at_mm, float) - p[:2]) / p[2]
 
 
 def _evidence(smooth: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray, side: np.ndarray,

@@ -2147,6 +2147,16 @@ def test_a_tower_whose_outline_takes_a_band_for_its_top_is_its_tallest_part_wher
     _the_blocks_found(3 * 100003 + 8, (923.4, 108.2), [("blue", 70.4)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_lamp_found_again_on_the_same_shadows_is_not_a_second_lamp():
+    """A black 1x8 brick 28.8 mm high on light gray tiles (ray-cast walls/towers/touching seed 5
+    table 2): the lamp search found the main lamp (slope 0.2, 0.16 at the table's centre), then
+    from another start a lamp 3.5 m up that its shadows' edges moved onto the same shadows (0.34,
+    0.21): the one lamp counted twice, its shadows' darkness summed past all the light. The
+    brick's walls read 25.6-28.8 mm, the doubled shadows it does not cast pulled it to 16.0. A lamp
+    placed within LAMPS_APART of one found is that one."""
+    _the_brick_found(5 * 100003 + 2, (629.9, 619.4), "black", 28.8, n_walls=1, n_towers=1, n_touching=1)
+
+
 def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
     """A green-topped tower 80 mm high over a yellow course and red ones (ray-cast
     walls/towers/touching seed 7 table 1): its red walls were fitted as a 6.4 mm box round the
