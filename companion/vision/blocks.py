@@ -717,27 +717,28 @@ class BlockFinder:
             # no shadow of its own (`_fit`), and with no lamp nothing checks it (a yellow, a gray
             # and a blue brick in a row, 28.8, 19.2 and 28.8 mm, went as one gray tower 121.6 mm
             # high, its courses explaining the map worse than the bricks).
-            tower = c.outline_tower
             points, labels = _map_points(split.labels, c.origin)
+
+            def courses(b: FoundBlock) -> float:
+                return courses_agreement(points, labels, b.fit.footprint, b.height_mm, c.view.foot_mm,
+                                         c.view.camera_height_mm)
+
+            tower = c.outline_tower
+            towers_courses = courses(tower) if tower is not None else 0.0
             tallest = max(parts, key=lambda b: b.height_mm)
-            if tallest.height_mm >= TALL_FROM_MM:
-                # The tallest part a tower, the others bands of its lower courses: taken as one
-                # tall block where its courses explain the map better than the bricks as reported
-                # and than the outline's tower (a blue-topped tower 70.4 mm high over black courses
-                # on dark wood, its shadow towards the camera's foot: its outline's tower took a
-                # black band for its top, 57.6 mm high, off its footprint).
-                def courses(b: FoundBlock) -> float:
-                    return courses_agreement(points, labels, b.fit.footprint, b.height_mm, c.view.foot_mm,
-                                             c.view.camera_height_mm)
-                if courses(tallest) > max(parts_as_reported, courses(tower) if tower is not None else 0.0):
-                    return [tallest]
+            # The tallest part a tower, the others bands of its lower courses: taken as one tall
+            # block where its courses explain the map better than the bricks as reported and than
+            # the outline's tower (a blue-topped tower 70.4 mm high over black courses on dark
+            # wood, its shadow towards the camera's foot: its outline's tower took a black band for
+            # its top, 57.6 mm high, off its footprint).
+            if tallest.height_mm >= TALL_FROM_MM and courses(tallest) > max(parts_as_reported, towers_courses):
+                return [tallest]
             if tower is not None:
                 assert c.tall_on_outline is not None  # (the tower was placed by it)
-                if (max(b.height_mm for b in parts) >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement
+                if (tallest.height_mm >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement
                         and c.deep_lamps):
                     return [tower]
-                if courses_agreement(points, labels, tower.fit.footprint, tower.height_mm, c.view.foot_mm,
-                                     c.view.camera_height_mm) > parts_as_reported:
+                if towers_courses > parts_as_reported:
                     return [tower]
             kept = _without_their_shadows(c, parts)
             if len(kept) == 1 < len(parts):
@@ -3316,8 +3317,8 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_c
     """Whether a block as tall as a tower, under the lamps found, would cast a shadow beyond
     itself where the table is lit: a lit brick with its own shadow reaching towards the camera's
     foot, or a shadow with a lit table beyond, is a tower's outline too (its walls in shade look
-    like a gray mat in shade), but a tower casts a shadow as long as it is tall. Under one lamp a
-    tall tower's shadow may be pale (a broad lamp's penumbra grows with the height: a yellow tower
+    like a gray mat in shade), but a tower casts a shadow as long as it is tall (its far half dark
+    too: `darkness_share`). Under one lamp a tall tower's shadow may be pale (a broad lamp's penumbra grows with the height: a yellow tower
     102.4 mm high cast a third of the darkness its lamp's short shadows have): pale counts where
     another lamp's shadow of it is dark, unless not `pale_counts`."""
     if lamplight is None or block.height_mm < TALL_FROM_MM:
