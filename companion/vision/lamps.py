@@ -164,7 +164,7 @@ def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniS
         best = int(np.argmax(score))
         if score[best] < 0:
             break
-        slope = (centre_mm - lamps[best, :2]) / lamps[best, 2]
+        slope = _slope_at(lamps[best], centre_mm)
         score, lamps, count, share, depth, centres = scores(slope + around, step / 4)
         best = int(np.argmax(score))
         if score[best] < 0:
@@ -173,7 +173,7 @@ def _lamps_searched(dark: np.ndarray, clear: np.ndarray, minis: list[tuple[MiniS
         if truer is not None and not _evidence(truer, clear, xy, z, side, lamps[best:best + 1], mm_per_px, taken)[0][0]:
             break  # shade that a median among white things made (a castle's yard), not a lamp's shadows
         lamp = _refined(dark, clear, xy, z, side, tile_axes, lamps[best], centre_mm, mm_per_px)
-        taken.append(((centre_mm - lamps[best, :2]) / lamps[best, 2], centres[best]))
+        taken.append((_slope_at(lamps[best], centre_mm), centres[best]))
         if any(np.linalg.norm(_slope_at(lamp, centre_mm) - _slope_at(f.position_mm, centre_mm)) < LAMPS_APART
                for f in found):
             # Placed on its shadows' edges, it is a lamp found already (found again from another
@@ -251,7 +251,7 @@ def _refined(dark: np.ndarray, clear: np.ndarray, xy: np.ndarray, z: np.ndarray,
     plateau of answers, which a tile's shadow run on by its body's shadow lengthens (found 30%
     long). Slopes REFINE_REACH about the search's at every height, then REFINE_STEP about the
     best; the search's lamp when too few minis' shadows are in view."""
-    slope0 = (centre_mm - lamp[:2]) / lamp[2]
+    slope0 = _slope_at(lamp, centre_mm)
     coarse = slope0 + _slope_grid(REFINE_REACH, 2.5 * REFINE_STEP)
     heights = np.repeat(LAMP_HEIGHTS_MM, len(coarse))
     places = np.concatenate([centre_mm[None] - coarse * h for h in LAMP_HEIGHTS_MM])
