@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import cv2
@@ -724,21 +724,25 @@ class BlockFinder:
                                          c.view.camera_height_mm)
 
             tower = c.outline_tower
-            towers_courses = courses(tower) if tower is not None else 0.0
+
+            @cache
+            def towers_courses() -> float:  # (asked for by at most two of the tests below)
+                return courses(tower) if tower is not None else 0.0
+
             tallest = max(parts, key=lambda b: b.height_mm)
             # The tallest part a tower, the others bands of its lower courses: taken as one tall
             # block where its courses explain the map better than the bricks as reported and than
             # the outline's tower (a blue-topped tower 70.4 mm high over black courses on dark
             # wood, its shadow towards the camera's foot: its outline's tower took a black band for
             # its top, 57.6 mm high, off its footprint).
-            if tallest.height_mm >= TALL_FROM_MM and courses(tallest) > max(parts_as_reported, towers_courses):
+            if tallest.height_mm >= TALL_FROM_MM and courses(tallest) > max(parts_as_reported, towers_courses()):
                 return [tallest]
             if tower is not None:
                 assert c.tall_on_outline is not None  # (the tower was placed by it)
                 if (tallest.height_mm >= TALL_FROM_MM and c.tall_on_outline.agreement > parts_agreement
                         and c.deep_lamps):
                     return [tower]
-                if towers_courses > parts_as_reported:
+                if towers_courses() > parts_as_reported:
                     return [tower]
             kept = _without_their_shadows(c, parts)
             if len(kept) == 1 < len(parts):
@@ -3318,9 +3322,10 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_c
     itself where the table is lit: a lit brick with its own shadow reaching towards the camera's
     foot, or a shadow with a lit table beyond, is a tower's outline too (its walls in shade look
     like a gray mat in shade), but a tower casts a shadow as long as it is tall (its far half dark
-    too: `darkness_share`). Under one lamp a tall tower's shadow may be pale (a broad lamp's penumbra grows with the height: a yellow tower
-    102.4 mm high cast a third of the darkness its lamp's short shadows have): pale counts where
-    another lamp's shadow of it is dark, unless not `pale_counts`."""
+    too: `darkness_share`). Under one lamp a tall tower's shadow may be pale (a broad lamp's
+    penumbra grows with the height: a yellow tower 102.4 mm high cast a third of the darkness its
+    lamp's short shadows have): pale counts where another lamp's shadow of it is dark, unless not
+    `pale_counts`."""
     if lamplight is None or block.height_mm < TALL_FROM_MM:
         return False
     dark, clear = lamplight.dark, lamplight.clear
@@ -3334,7 +3339,8 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_c
     # seen where that lamp or the far one of the same slope at the middle casts it is its own.
     middle = np.array(dark.shape[1::-1], float) * COARSE_MM / 2
 
-    centre = np.asarray(block.footprint_mm, float).mean(axis=0)
+    corners = np.asarray(block.footprint_mm, float)
+    centre = corners.mean(axis=0)
 
     def darkness_share(lamp: FoundLamp) -> float:
         """The shadow's darkness where this lamp casts it, as a share of the lamp's shadows' (inf
@@ -3351,7 +3357,7 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_c
         reach = lamp.shadow_of(centre[None], np.array([block.height_mm]))[0] - centre
         length = float(np.hypot(*reach))
         along = reach / max(length, 1e-9)
-        edge = float(np.max((np.asarray(block.footprint_mm, float) - centre) @ along))
+        edge = float(np.max((corners - centre) @ along))
         past = ((np.stack([cols, rows], axis=1) + 0.5) * COARSE_MM - centre) @ along - edge
         # short of its penumbra at the tip (a short shadow's far half is all penumbra)
         penumbra = 2 * math.hypot(SHADOW_BLUR_MM, lamp.softness * block.height_mm)
