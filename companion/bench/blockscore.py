@@ -22,7 +22,7 @@ from companion.setup_file import Setup
 from companion.state import BRICK_MM
 from companion.synth.render import hidden_by_hands
 from companion.synth.scene import BLOCK_KINDS, Scene, TruthBlock
-from companion.vision.blocks import tile_side_mm
+from companion.vision.localtable import tile_side_mm
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colours import PAPER_ALBEDO, classify_colour
 from companion.vision.tableview import TableView

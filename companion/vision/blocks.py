@@ -43,32 +43,34 @@ from companion.state import BRICK_MM, BlockState, MiniState
 from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit,
                                        TableRect, fit_box, snap_side, top_face)
 from companion.vision.camera import CameraModel, TablePose
-from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, albedo_of_light, calibrating_shade,
-                                     channel_sum_sqrt, clipped_top, colour_distance, frame_top_shade, light_ratio,
-                                     naming_wall, srgb_to_linear, walls_may_name)
-from companion.vision.exposure import PAPER_RING_MODULES
+from companion.vision.colourparts import (FINER_APART, MAX_PARTS, ColourParts, chroma_tolerance, chromaticity,
+                                         colour_parts)
+from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, calibrating_shade, channel_sum_sqrt,
+                                     clipped_top, colour_distance, frame_top_shade, light_ratio, naming_wall,
+                                     walls_may_name)
+from companion.vision.cutout import (COARSE_MM, FINE_MM, MIN_AREA_MM2, coarse_at, crop_resized, fill_coarse,
+                                     fill_fine, filled_blob, filled_blobs, hull_fill, largest_piece, map_points,
+                                     pixels_mm, rect_mm, small_holes_filled)
 from companion.vision.fitmemory import FitMemory
-from companion.vision.hands import HAND_MM2, hand_regions, skin_toned, skin_toned_on_paper
+from companion.vision.hands import (HAND_MM2, SKIN_SHARE, hand_may_be_in_view, hand_regions, looks_like_skin,
+                                    mostly_skin, skin_top, skin_toned_on_paper)
 from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
-from companion.vision.registration import square_corners_mm
+from companion.vision.localtable import crowded, local_table, mask_known, paper_white, table_without, tile_side_mm
+from companion.vision.shade import (SHADE_TINT, Lamplight, black_bricks_shadow, broad_shade, could_be_shade,
+                                    frames_shade_tint, hue_of, light_over_table, linear_light, lit_as_shade,
+                                    only_shade, shade_part, shaded, table_in_shade, table_light_rgb, tint_of,
+                                    tinted_as_the_shade, top_may_be_shade, with_penumbra)
 from companion.vision.tableview import TableView, window_size
-from companion.vision.touching import TABLE, UNKNOWN, Placed, agreement as box_agreement, courses_agreement, fit_touching
+from companion.vision.touching import TABLE, Placed, agreement as box_agreement, courses_agreement, fit_touching
 from companion.vision.under_mini import (REACH_MM, ROSTER_SIGMA_MM, TopUnder, fit_top, hidden_top, occluded,
                                          plane_points, stand_height_mm)
 
-COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
-FINE_MM = 0.5  # a candidate's cut-out
-TABLE_WINDOW_MM = 60.0  # the local table: a median over this (a 2x4 brick fills under half of it)
-TABLE_SCALE = 4  # the local table is taken at COARSE_MM x this (8 mm a pixel)
-TABLE_WINDOW_PX = int(TABLE_WINDOW_MM / (TABLE_SCALE * COARSE_MM)) | 1
-MIN_AREA_MM2 = 100.0  # a 1x2 plate seen from above is 7.8 x 15.8 mm
 MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 TOP_ALIKE_SHARE = 0.75  # of a top face's colour samples, near their median (a brick's top is one colour)
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 BESIDE_NEAR_MM = 6.0  # pieces this close to what rises from beside the table belong to it
-CROWDED_SHARE = 0.5  # a median over a window this much covered is pulled towards what covers it
 # Near the camera's foot a low fit surer than this of its height stands at it; a less sure one is
 # taken as one brick (`_fit_one`).
 UNSEEN_CONFIDENCE = 0.6
@@ -85,9 +87,6 @@ HAND_SHADOW_REACH_MM = 150.0  # ... one this near a hand (held up to ~160 mm ove
 # every channel, is lit: no shadow, or not that shade (noise and compression move the ratio by a
 # few per cent; 1.05-1.3 gave the same blocks on the dev frames).
 LIT_RATIO = 1.15
-SHADE_DARKEST = 0.85  # `table_in_shade`: a shadow leaves no channel more of the table's light
-SHADE_MARGIN = 0.15  # ... and is nearer the table's tint than a black brick's by this (log light)
-SHADE_TINT = 0.3  # ... and, pixel by pixel, within this of the table's tint (log light): no coloured wall
 TOP_SHARE_LEAST = 0.3  # `_top_face`: a lit face this much of the outline is the top ...
 TOP_SHARE_RECTANGLE = 0.15  # ... or this much, filling its rectangle, with no other hue beside it
 HULL_FILLED = 0.9  # `_without_a_lit_wall`: a top's hull fills its rectangle this much (a top and its lit wall: 0.69)
@@ -100,12 +99,7 @@ OTHER_HUE_MM2 = 12.0  # `_another_hue`: a stud and a half of another colour
 TABLE_LIT_TINT = 0.05  # `_table_lit`: a face this near the table's tint, and lighter, may be the table
 STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
 STUD_NOTCH_MM = 3.5  # ... and a notch in its edge this wide (`_top_face`: a 1-wide brick's studs reach its edges)
-SHADOW_OVER_BLACK = 2.0  # `_black_bricks_shadow`: a shadow beside black plastic has this many times its light
-BLACK_BESIDE_LEAST = 0.3  # ... over this share of the least brick's top
-HUED_TABLE = 0.6  # `_hue_of` a table whose shade `shaded` tells from black plastic beside it (felt, wood: 1.2-1.3)
-PENUMBRA_DARKEST = 0.95  # `_with_penumbra`: the soft edge of a shade, joined to it, up to this share of the light
-PENUMBRA_LEAVES = 0.75  # ... and it leaves this share of what the shade alone leaves of a candidate
-SHADE_FLOOR_SHARE = 0.5  # `_top_may_be_shade`: a top below this share of the deepest shade's light is no shade
+HUED_TABLE = 0.6  # `hue_of` a table whose shade `shaded` tells from black plastic beside it (felt, wood: 1.2-1.3)
 SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
@@ -127,7 +121,6 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
 _STUD_NOTCH_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (int(STUD_NOTCH_MM / FINE_MM),) * 2)
-_PART_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))  # 3.5 mm
 _STUD_GAP_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))  # 2.5 mm: a stud's shaded rim, a glint
 STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
 
@@ -174,7 +167,7 @@ class BlockFinder:
         self._view_key: bytes | None = None
         self.lamps: list[FoundLamp] = []  # the lamps the last frame's minis' shadows showed
         self._lamplight: Lamplight | None = None  # this frame's, while its candidates are fitted
-        self._hand_seen = True  # whether this frame shows a hand (`_hand_in_view`), likewise
+        self._hand_seen = True  # whether this frame shows a hand (`hand_may_be_in_view`), likewise
         self.stood_on: dict[int, float] = {}  # the last frame's minis of `frame_heights` found on a block
         self.hands_mm2 = 0.0  # how much of the table the last frame's hands and arms cover (`hands.hand_regions`)
 
@@ -215,7 +208,7 @@ class BlockFinder:
         if self.memory is not None:
             self.memory.start(coarse, COARSE_MM)
         bare_dark = None if background is not None else (
-            lambda: darkness(coarse, _table_without(coarse, self._differs(closed, table, clear)[0] | (1 - clear))))
+            lambda: darkness(coarse, table_without(coarse, self._differs(closed, table, clear)[0] | (1 - clear))))
         shadows = self._leave_out_shadows(coarse, table, clear, minis, view, bare_dark)
         if background is None and shadows.any():
             table = local_table(coarse, exclude=shadows)  # (a median beside broad shade is too dark)
@@ -228,7 +221,7 @@ class BlockFinder:
                 table = local_table(coarse, exclude=mask)
                 mask, level, unbanded, diff = self._differs(closed, table, clear)
         white, white_table = paper_white(coarse, table, self.setup)
-        self._hand_seen = _hand_in_view(coarse, table, unbanded, white)
+        self._hand_seen = hand_may_be_in_view(coarse, table, unbanded, white)
         hands = hand_regions(coarse, white, COARSE_MM)
         self.hands_mm2 = float(np.count_nonzero(hands)) * COARSE_MM ** 2
         self._lamplight = None
@@ -275,7 +268,7 @@ class BlockFinder:
         for (x, y, w, h), region, its_level in candidates:
             if not _compact(region) or _in_hands(hands[y:y + h, x:x + w], region):
                 continue
-            if beside_known[y:y + h, x:x + w][region].any() and _only_shade(
+            if beside_known[y:y + h, x:x + w][region].any() and only_shade(
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
                 continue  # a mini's or a hand's shadow on the table beside it
             blocks += fitted((x, y, w, h), region, its_level)
@@ -339,7 +332,7 @@ class BlockFinder:
         n = points.shape[0]
         cast = view.cast(points.reshape(-1, 2), stand_mm).reshape(points.shape)
         colours = view.sample(image, cast)[..., :3].astype(np.float64)
-        table_here = _coarse_at(table, cast).astype(np.float64)
+        table_here = coarse_at(table, cast).astype(np.float64)
         visible = 1 - occluded(view, stand_mm, base, spec.base_mm, mini.z_mm, tile_side_mm(spec.marker_mm),
                                mini.heading_deg, (n, n), base - REACH_MM)
         visible &= _clear_of_others(self.setup, minis, mini, view, cast)
@@ -349,26 +342,26 @@ class BlockFinder:
         # the mini is pulled towards the block and the mini themselves.
         rim = (np.linalg.norm(points - base, axis=-1) >= UNDER_RIM_MM) & (visible > 0)
         table_colour = np.median(table_here[rim if rim.any() else visible > 0], axis=0)
-        maybe_shade = could_be_shade(colours, table_here) | _tinted_as_the_shade(self._lamplight, colours, table_here)
+        maybe_shade = could_be_shade(colours, table_here) | tinted_as_the_shade(self._lamplight, colours, table_here)
         in_shade = shaded(colours, table_here, white, SHADE_TINT)
         to_table = np.linalg.norm(colours - table_here, axis=-1)
         differs = to_table > level
         chroma = chromaticity(colours)
         # The table in the lamps' shade, the hue of each pixel from the table's (none: no lamps found)
-        lamp_shade = (maybe_shade & _lit_as_shade(self._lamplight, colours, table_here)
+        lamp_shade = (maybe_shade & lit_as_shade(self._lamplight, colours, table_here)
                       if self._lamplight is not None and self._lamplight.lamps else np.zeros(colours.shape[:-1], bool))
         table_hue = np.linalg.norm(chroma - chromaticity(table_here), axis=-1)
         # A top that may be the table in shade is none: the mini's and the block's shadows lie
         # right round it, and beside so little of the block no shadow model tells them apart
         # (where the table has a hue, `shaded` tells black plastic from its shade).
-        hued = _hue_of(table_colour, white) >= HUED_TABLE
+        hued = hue_of(table_colour, white) >= HUED_TABLE
 
         def may_be_top(bgr: np.ndarray) -> bool:
             if float(np.linalg.norm(bgr - table_colour)) < UNDER_CONTRAST * level:
                 return False
             if hued:
                 return not bool(shaded(bgr, table_colour, white, SHADE_TINT))
-            return not (bool(could_be_shade(bgr, table_colour)) or bool(_tinted_as_the_shade(self._lamplight, bgr, table_colour)))
+            return not (bool(could_be_shade(bgr, table_colour)) or bool(tinted_as_the_shade(self._lamplight, bgr, table_colour)))
 
         def labels(bgr: np.ndarray) -> np.ndarray:
             """1 where a pixel is of this top's colour (`_named`'s spread, its hue) and nearer it
@@ -419,7 +412,7 @@ class BlockFinder:
         fine = view.window(image, x0, y0, w_px, h_px, FINE_MM)
         table_fine = np.empty((h_px, w_px, 3), np.float32)
         table_fine[:] = table_bgr
-        blob = _fill_fine(np.zeros((h_px, w_px), np.uint8), corners, (x0, y0))
+        blob = fill_fine(np.zeros((h_px, w_px), np.uint8), corners, (x0, y0))
         c = _Candidate(image, view, _sampler(image, view), fine, colour_distance(fine, table_fine, blur_px=0.8), blob,
                        table_fine, (x0, y0), level, white, white_table, self.palette, self._lamplight, self._hand_seen)
         named = _named(c, top.samples_bgr, fit)
@@ -458,7 +451,7 @@ class BlockFinder:
         # A shadow only takes light away: what is brighter than the table in some channel there
         # (an orange brick standing where a mini's shadow was drawn) is no shadow, and stays.
         ys, xs = np.nonzero(lit == 0)
-        brighter = _light_ratio(coarse[ys, xs], _table_light(table[ys, xs])).max(axis=-1) > LIT_RATIO
+        brighter = light_over_table(coarse[ys, xs], table_light_rgb(table[ys, xs])).max(axis=-1) > LIT_RATIO
         kept = lit.copy()
         kept[ys[brighter], xs[brighter]] = 1
         clear &= kept
@@ -491,7 +484,7 @@ class BlockFinder:
         x0, y0 = x * COARSE_MM - pad_mm, y * COARSE_MM - pad_mm
         w_px, h_px = int((w * COARSE_MM + 2 * pad_mm) / FINE_MM), int((h * COARSE_MM + 2 * pad_mm) / FINE_MM)
         fine = view.window(image, x0, y0, w_px, h_px, FINE_MM)
-        table_fine = _crop_resized(coarse_table, x0, y0, w_px, h_px)
+        table_fine = crop_resized(coarse_table, x0, y0, w_px, h_px)
         diff = colour_distance(fine, table_fine, blur_px=0.8)
         blob = (diff > level).astype(np.uint8)
         mask_known(blob, self.setup, minis, view, (x0, y0), FINE_MM)
@@ -507,7 +500,7 @@ class BlockFinder:
         # the table there (a shadow beyond a near wall would widen the wall: a taller brick).
         smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
         tinted = shaded(smooth, table_fine, white, SHADE_TINT)
-        shade = _broad_shade(tinted, fine, table_fine, blob, SHADE_MOST)
+        shade = broad_shade(tinted, fine, table_fine, blob, SHADE_MOST)
         table = np.median((table_fine[blob > 0] if blob.any() else table_fine).reshape(-1, 3), axis=0)
 
         def cut(shade: np.ndarray) -> list[FoundBlock]:
@@ -540,24 +533,24 @@ class BlockFinder:
                 plastic, so it is left out after all (a tower of dark green bricks under two lamps on
                 wood, its two shadows most of its outline, one towards the camera's foot: kept, the
                 tower fitted 124.8 mm tall for 44.8, and was dropped)."""
-                if found or not kept_shade or _hue_of(table, white) < HUED_TABLE:
+                if found or not kept_shade or hue_of(table, white) < HUED_TABLE:
                     return []
-                strict = _shade_part(tinted, blob)
+                strict = shade_part(tinted, blob)
                 return fits(strict) if strict.any() else []
 
             if kept_shade:
-                # Shade beside something dark is kept (`_broad_shade`: a black brick's own pixels may
+                # Shade beside something dark is kept (`broad_shade`: a black brick's own pixels may
                 # pass for shade), unless the dark is black plastic with a fraction of the shade's
                 # light: a black brick beside its shadow, fitted whole, was one black plate as wide as
                 # both. (Only then, and the brick within that plate: a tall brick's walls in shade
                 # beside its shadow pass the test too, and a red tower so became a plate. And on a
                 # table of a clear hue: on gray tiles with a little warmth a gray brick's wall in deep
                 # shade and its shadow were a black block, and the wall apart a black brick.)
-                black_shadow = _black_bricks_shadow(fine, blob, tinted) if _hue_of(table, white) >= HUED_TABLE else None
+                black_shadow = black_bricks_shadow(fine, blob, tinted) if hue_of(table, white) >= HUED_TABLE else None
                 if (black_shadow is not None and black_shadow.any() and found and all(b.color == "black" for b in found)
                         and (apart := fits(black_shadow)) and all(within_one_of(b, found) for b in apart)):
                     return apart
-            if shade.any() or (found and not all(_top_may_be_shade(self._lamplight, b.top_bgr, table) for b in found)):
+            if shade.any() or (found and not all(top_may_be_shade(self._lamplight, b.top_bgr, table) for b in found)):
                 return found
             # On a table of no hue (a gray mat) shade and black plastic look alike, so nothing was left
             # out; when no fit stood, or only fits whose tops may be the mat in shade (a low dark box
@@ -570,19 +563,19 @@ class BlockFinder:
             # stood, what is left is taken only where its boxes explain their outline better (a black
             # brick's walls, taken for shade and cut off, leave a plate that explains its outline no
             # better than the brick did the whole).
-            maybe = _with_penumbra(smooth, table_fine, blob)
+            maybe = with_penumbra(smooth, table_fine, blob)
 
             def lit_fits(shade: np.ndarray) -> list[FoundBlock]:
                 lit = cut(shade)
                 # What stands there must be lit: a top that may itself be shade is what was left of one,
                 # unless it is brighter in every channel than the shade cut out there (a light gray
                 # brick's top on lighter tiles is darker than the tiles, as their shade is).
-                cut_shade = _table_light(np.median(fine[shade > 0].reshape(-1, 3), axis=0)) if shade.any() else None
+                cut_shade = table_light_rgb(np.median(fine[shade > 0].reshape(-1, 3), axis=0)) if shade.any() else None
 
                 def stands(b: FoundBlock) -> bool:
                     over_the_shade = (cut_shade is not None
-                                      and _light_ratio(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
-                    return ((over_the_shade or not _top_may_be_shade(self._lamplight, b.top_bgr, table))
+                                      and light_over_table(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
+                    return ((over_the_shade or not top_may_be_shade(self._lamplight, b.top_bgr, table))
                             and not _no_shadow_of_its_own(self._lamplight, b))
 
                 lit = [b for b in lit if stands(b)]
@@ -590,10 +583,10 @@ class BlockFinder:
                     return []
                 return lit
 
-            black_shadow = _black_bricks_shadow(fine, blob, maybe)
+            black_shadow = black_bricks_shadow(fine, blob, maybe)
             if black_shadow is not None and black_shadow.any() and (lit := lit_fits(black_shadow)):
                 return lit
-            broad = _broad_shade(maybe, fine, table_fine, blob, 1.0)
+            broad = broad_shade(maybe, fine, table_fine, blob, 1.0)
             if not broad.any():
                 return found or tinted_shade_left_out()
             broad &= 1 - _towards_foot((blob > 0) & (broad == 0), (x0, y0), view, HEIGHTS_MM[-1])
@@ -604,13 +597,13 @@ class BlockFinder:
             alone (`_its_parts_alone`), those whose tops may be the table in shade left out. (Taken
             any earlier, the largest part alone would stand where a later cut-out gives every brick:
             a white and a red brick beside their shadows on beige tiles gave only the white.)"""
-            pieces = _filled_pieces(cv2.morphologyEx(blob & (1 - shade), cv2.MORPH_OPEN, _BRICK_DISC))
+            pieces = filled_blobs(cv2.morphologyEx(blob & (1 - shade), cv2.MORPH_OPEN, _BRICK_DISC))
             if not pieces or mostly_skin(fine, pieces[0], white):
                 return []
             c = self._candidate(image, view, sample, fine, diff, pieces[0], shade, table_fine, (x0, y0), level, white,
                                 white_table)
             return [b for b in _its_parts_alone(c, c.parts)
-                    if not _top_may_be_shade(self._lamplight, b.top_bgr, table) and not table_in_shade(b.top_bgr, table, white)]
+                    if not top_may_be_shade(self._lamplight, b.top_bgr, table) and not table_in_shade(b.top_bgr, table, white)]
 
         return passes() or parts_alone()
 
@@ -627,7 +620,7 @@ class BlockFinder:
             # but beside the largest (a block itself) only whole bricks (their sides a brick's)
             # stand, not what is left of a brick's wall or penumbra.
             found: list[FoundBlock] = []
-            for k, piece in enumerate(_filled_pieces(opened)):
+            for k, piece in enumerate(filled_blobs(opened)):
                 fitted = self._fit_piece(image, view, sample, fine, diff, piece, opened, shade, table_fine, origin,
                                          level, white, white_table, one_brick)
                 if k == 0 and not fitted:
@@ -645,7 +638,7 @@ class BlockFinder:
         # cost half as much again), which stands only as a brick (both sides a brick's: a patch
         # of a mat's pattern closed up is some size) that explains it (not a brick-sized piece
         # of a tower's or a wall's outline).
-        pieces = _filled_pieces(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _BRICK_DISC))
+        pieces = filled_blobs(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _BRICK_DISC))
         if not pieces or float(np.mean(skin_toned_on_paper(fine[pieces[0] > 0], white))) >= SKIN_SHARE:
             return []  # (a row of fingers under the lens, closed, is 12 studs long: skin is no last resort's)
         one = _fit_one(self._candidate(image, view, sample, fine, diff, pieces[0], shade, table_fine, origin, level,
@@ -717,7 +710,7 @@ class BlockFinder:
             # no shadow of its own (`_fit`), and with no lamp nothing checks it (a yellow, a gray
             # and a blue brick in a row, 28.8, 19.2 and 28.8 mm, went as one gray tower 121.6 mm
             # high, its courses explaining the map worse than the bricks).
-            points, labels = _map_points(split.labels, c.origin)
+            points, labels = map_points(split.labels, c.origin)
 
             def courses(b: FoundBlock) -> float:
                 return courses_agreement(points, labels, b.fit.footprint, b.height_mm, c.view.foot_mm,
@@ -800,11 +793,11 @@ def _the_rest_their_shade(c: "_Candidate", split: "ColourParts", bricks: list[Fo
     shade: darker than the table, and within the bricks' silhouettes or where they cast shade."""
     boxes = [(b.fit.footprint, b.fit.top) for b in bricks]
     cast = _cast_shade(c, [(b.fit.footprint, b.height_mm) for b in bricks])
-    table_light = float(_linear(np.asarray(c.table_colour, np.float64)).sum())
+    table_light = float(linear_light(np.asarray(c.table_colour, np.float64)).sum())
     for core in split.cores:
         if _part_stood(c, core, bricks):
             continue
-        if float(_linear(np.median(c.fine[core > 0], axis=0).astype(np.float64)).sum()) >= table_light:
+        if float(linear_light(np.median(c.fine[core > 0], axis=0).astype(np.float64)).sum()) >= table_light:
             return False
         if _explained_share(core, boxes, c.origin, cast) < REST_EXPLAINED:
             return False
@@ -820,7 +813,7 @@ def _each_a_brick_of_its_own(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
     """Whether none of the bricks a split gave is another's wall in shade (`_a_wall_of_another`)
     or has a top that may be the table in shade (a brick's shadow split off as a dark part)."""
     return not (_a_wall_of_another(c, bricks)
-                or any(_top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in bricks))
+                or any(top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in bricks))
 
 
 def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
@@ -832,26 +825,10 @@ def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
     for i, a in enumerate(tops):
         for b in tops[i + 1:]:
             near = float(np.linalg.norm(chromaticity(a) - chromaticity(b))) < apart
-            light_a, light_b = float(_linear(a).sum()), float(_linear(b).sum())
+            light_a, light_b = float(linear_light(a).sum()), float(linear_light(b).sum())
             if near and min(light_a, light_b) < FINER_TOPS_LIGHT * max(light_a, light_b):
                 return True
     return False
-
-
-@dataclass(frozen=True, eq=False)
-class Lamplight:
-    """A frame's lamps (found from the minis' shadows) and what tells their shadows: the coarse
-    view's darkness against the table (`lamps.darkness`) and where nothing known stands."""
-
-    lamps: tuple[FoundLamp, ...]
-    dark: np.ndarray  # at COARSE_MM
-    clear: np.ndarray  # uint8 at COARSE_MM, 0 where minis, cards, anchors (and their shadows) are
-    shade_tint: np.ndarray | None = None  # the minis' deep shadows' tint against the table (`frames_shade_tint`)
-
-    @cached_property
-    def deep(self) -> tuple[FoundLamp, ...]:
-        """The lamps whose shadows are dark enough to tell a height or a shadow by."""
-        return tuple(lamp for lamp in self.lamps if lamp.depth >= SHADOW_DEPTH_LEAST)
 
 
 @dataclass(frozen=True, eq=False)
@@ -873,7 +850,7 @@ class _Candidate:
     white_table: float
     palette: dict[str, tuple[float, float, float]]  # the colours blocks are named by
     lamplight: "Lamplight | None" = None  # the lamps found from the minis' shadows, when any
-    hand_in_view: bool = True  # whether the frame shows a hand (`_hand_in_view`): fingers come with one
+    hand_in_view: bool = True  # whether the frame shows a hand (`hand_may_be_in_view`): fingers come with one
 
     @property
     def deep_lamps(self) -> tuple[FoundLamp, ...]:
@@ -883,14 +860,14 @@ class _Candidate:
     @cached_property
     def maybe_shade(self) -> np.ndarray:
         """Where the cut-out may be the table in shade (`could_be_shade`, or tinted as the frame's
-        shade: `_tinted_as_the_shade`; uint8)."""
+        shade: `tinted_as_the_shade`; uint8)."""
         smooth = cv2.GaussianBlur(self.fine, (0, 0), 1.0)
-        return (could_be_shade(smooth, self.table_fine) | _tinted_as_the_shade(self.lamplight, smooth, self.table_fine)).astype(np.uint8)
+        return (could_be_shade(smooth, self.table_fine) | tinted_as_the_shade(self.lamplight, smooth, self.table_fine)).astype(np.uint8)
 
     @cached_property
     def table_colour(self) -> np.ndarray:
         """The table's colour under the whole cut-out (median BGR): what a part's top is told from
-        when it may be the table in shade (`_top_may_be_shade`)."""
+        when it may be the table in shade (`top_may_be_shade`)."""
         return np.median(self.table_fine[self.blob > 0], axis=0)
 
     @cached_property
@@ -949,12 +926,12 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
     starts = []
     for mask in masks:
         top = _top_face(fine, mask)
-        starts.append(_rect_mm(top if top is not None else mask, origin))
+        starts.append(rect_mm(top if top is not None else mask, origin))
     widened = [i for i, r in enumerate(starts) if not _brick_sized(r)]
     starts = [_widened(r) if i in widened else r for i, r in enumerate(starts)]
     if not all(_brick_sized(r) for r in starts):
         return [], 0.0, 0.0
-    points, scored = _map_points(labels, origin)
+    points, scored = map_points(labels, origin)
     foot = c.view.foot_mm
     placed = fit_touching(points, scored, starts, foot, c.view.camera_height_mm)
     agreement = max(p.agreement for p in placed)
@@ -988,7 +965,7 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         top = fit.top
         # Its colour where its own top shows (a taller neighbour may cover the rest of it).
         inner = TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5), max(top.half_mm[1] - 1.0, 0.5)))
-        own = _fill_fine(np.zeros_like(mask), inner.corners(), origin)
+        own = fill_fine(np.zeros_like(mask), inner.corners(), origin)
         own &= mask
         if np.count_nonzero(own) < 12:
             continue
@@ -1029,7 +1006,7 @@ def _two_colours_instead(c: _Candidate, one: FoundBlock) -> list[FoundBlock]:
     if len(parts) < 2 or len({b.color for b in parts}) < len(parts) or not _each_a_brick_of_its_own(c, parts):
         return []
     assert split is not None
-    points, labels = _map_points(split.labels, c.origin)
+    points, labels = map_points(split.labels, c.origin)
     as_one = max(box_agreement(points, labels, [(one.fit.footprint, one.height_mm)], c.view.foot_mm,
                                c.view.camera_height_mm, [part]) for part in range(len(split.cores)))
     return parts if as_reported > as_one else []
@@ -1073,15 +1050,15 @@ def _alone_without_its_shadow(c: _Candidate, split: "ColourParts", brick: FoundB
 def _part_outline(c: _Candidate, split: "ColourParts", part: int) -> np.ndarray | None:
     """One colour part's own outline in the candidate (its points, opened by a brick's narrowest
     side, the largest piece filled), to fit it alone; None where nothing that broad is left."""
-    return _filled(cv2.morphologyEx(((split.labels == part) & (c.blob > 0)).astype(np.uint8), cv2.MORPH_OPEN,
+    return filled_blob(cv2.morphologyEx(((split.labels == part) & (c.blob > 0)).astype(np.uint8), cv2.MORPH_OPEN,
                                     _BRICK_DISC))
 
 
 def _part_under(c: _Candidate, split: "ColourParts", block: FoundBlock) -> int:
     """The part of a split whose core lies most under a block's top or footprint (a top the fit
     pushed onto a neighbour's part still stands on its own part)."""
-    own = _fill_fine(np.zeros_like(c.blob), block.fit.top.corners(), c.origin)
-    own = _fill_fine(own, block.footprint_mm, c.origin) > 0
+    own = fill_fine(np.zeros_like(c.blob), block.fit.top.corners(), c.origin)
+    own = fill_fine(own, block.footprint_mm, c.origin) > 0
     return int(np.argmax([np.count_nonzero(own & (core > 0)) for core in split.cores]))
 
 
@@ -1091,7 +1068,7 @@ PART_SHADE_SHARE = 0.2  # a part this much of which may be the table in shade ma
 def _part_stood(c: _Candidate, core: np.ndarray, stood: list[FoundBlock]) -> bool:
     """Whether a part's core has its middle under the top of a brick that stood."""
     ys, xs = np.nonzero(core)
-    middle = tuple(float(v) for v in _pixels_mm(xs, ys, c.origin).mean(axis=0))
+    middle = tuple(float(v) for v in pixels_mm(xs, ys, c.origin).mean(axis=0))
     return any(cv2.pointPolygonTest(b.fit.top.corners().astype(np.float32), middle, False) >= 0 for b in stood)
 
 
@@ -1180,7 +1157,7 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
     if against is not None:
         top = _top_face(c.fine, c.blob)
         top = top if top is not None else _far_top(c)
-        start = None if top is None else _rect_mm(top, c.origin)
+        start = None if top is None else rect_mm(top, c.origin)
         tall = None if start is None or not _brick_sized(start) else _placed_tall(c, start, _hull_outline(c))
         if tall is None:
             return None
@@ -1237,7 +1214,7 @@ def _placed_tall(c: _Candidate, start: TableRect, outline: np.ndarray
     height up to a tower's: (the placement, the map's points and labels), or None when it does not
     explain the outline or is low (a low box is the profile fit's to find: an outline alone says
     little of it)."""
-    points, labels = _map_points(np.where(outline > 0, 0, TABLE).astype(np.int32), c.origin)
+    points, labels = map_points(np.where(outline > 0, 0, TABLE).astype(np.int32), c.origin)
     placed = fit_touching(points, labels, [start], c.view.foot_mm, c.view.camera_height_mm, ALL_HEIGHTS_MM)[0]
     if (placed.explained < MIN_SILHOUETTE_FIT or placed.agreement < TOWER_AGREEMENT
             or placed.height_mm < TALL_FROM_MM):
@@ -1255,12 +1232,12 @@ def _tower_tops(c: _Candidate) -> list[TableRect]:
         parts = [_top_face(c.fine, core) for core in split.cores[:MAX_PARTS]]
         foot = c.view.foot_mm
         faces += sorted((f for f in parts if f is not None),
-                        key=lambda f: -float(np.linalg.norm(_rect_mm(f, c.origin).centre - foot)))
+                        key=lambda f: -float(np.linalg.norm(rect_mm(f, c.origin).centre - foot)))
     tops: list[TableRect] = []
     for face in faces:
         if face is None:
             continue
-        start = _rect_mm(face, c.origin)
+        start = rect_mm(face, c.origin)
         if _brick_sized(start) and not any(_same_place(start, t) for t in tops):
             tops.append(start)
     return tops
@@ -1292,7 +1269,7 @@ def _cast_reach(view: TableView, origin_mm: tuple[float, float], shape: tuple[in
     tallest = max(ALL_HEIGHTS_MM)
     low = top.scaled_about(foot, (view.camera_height_mm - tallest) / view.camera_height_mm)
     corners = np.concatenate([top.corners(), low.corners()])
-    reach = _fill_fine(np.zeros(shape[:2], np.uint8), corners, origin_mm, hull=True)
+    reach = fill_fine(np.zeros(shape[:2], np.uint8), corners, origin_mm, hull=True)
     margin = int(round(CAST_REACH_MARGIN_MM / FINE_MM))
     return cv2.dilate(reach, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * margin + 1, 2 * margin + 1)))
 
@@ -1325,7 +1302,7 @@ def _far_top(c: _Candidate) -> np.ndarray | None:
     ys, xs = np.nonzero(cv2.erode(c.blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7))))
     if len(xs) < 12:
         return None
-    pts = _pixels_mm(xs, ys, c.origin)
+    pts = pixels_mm(xs, ys, c.origin)
     out = pts.mean(axis=0) - c.view.foot_mm
     if np.linalg.norm(out) < FAR_TOP_FROM_MM:
         return None
@@ -1357,13 +1334,13 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
     top = _top_face(fine, blob, c.table_fine)
     if top is not None:
         top = _without_its_shadow(c, _without_a_lit_wall(c, top))
-        start = _rect_mm(top, (x0, y0))
+        start = rect_mm(top, (x0, y0))
     else:
         half = _half_contrast(diff, blob, level)
-        silhouette = _filled(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, _BRICK_DISC))
+        silhouette = filled_blob(cv2.morphologyEx((diff > half).astype(np.uint8) & blob, cv2.MORPH_OPEN, _BRICK_DISC))
         if silhouette is None:
             return None
-        start = _rect_mm(silhouette, (x0, y0))
+        start = rect_mm(silhouette, (x0, y0))
     if not _brick_sized(start):
         return None
 
@@ -1728,201 +1705,11 @@ def to_block_states(blocks: list[FoundBlock]) -> tuple[BlockState, ...]:
 
 # --- pieces ----------------------------------------------------------------------------------------
 
-_LINEAR_OF_BYTE = srgb_to_linear(np.arange(256) / 255.0).astype(np.float32)
-
-
-def _linear(bgr: np.ndarray) -> np.ndarray:
-    """8-bit display values (any dtype) to linear light: a table lookup for whole bytes (a
-    candidate's every pixel), the sRGB curve otherwise (medians)."""
-    values = np.asarray(bgr)
-    if values.dtype == np.uint8:
-        return _LINEAR_OF_BYTE[values]
-    return srgb_to_linear(values.astype(np.float32) / 255.0)
-
-
-def table_in_shade(pixels_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray) -> bool:
-    """Whether a candidate's pixels are rather the table under them in shade than a black brick
-    on it (`shaded`, on their medians)."""
-    return bool(shaded(np.median(pixels_bgr.reshape(-1, 3), axis=0), np.median(table_bgr.reshape(-1, 3), axis=0),
-                       paper_rgb))
-
-
-def _only_shade(coarse: np.ndarray, table: np.ndarray, region: np.ndarray, paper_rgb: np.ndarray) -> bool:
-    """Whether a coarse candidate is the table in shade (`table_in_shade`) with nothing lit in it
-    as broad as a brick (a brick whose shadow joins a mini's is fitted)."""
-    if not table_in_shade(coarse[region], table[region], paper_rgb):
-        return False
-    lit = (region & ~shaded(coarse, table, paper_rgb)).astype(np.uint8)
-    lit = cv2.morphologyEx(lit, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # 6 mm: no penumbra's ring
-    return np.count_nonzero(lit) * COARSE_MM ** 2 < MIN_AREA_MM2
-
-
-def shaded(seen_bgr: np.ndarray, table_bgr: np.ndarray, paper_rgb: np.ndarray, tint_max: float = math.inf) -> np.ndarray:
-    """Per colour (..., 3) BGR seen over the table's (..., 3): whether it is the table in shade
-    rather than a black brick. In light, a shadow is every channel of the table the same share
-    darker (give or take a bluer sky lighting it than the lamp); black plastic is gray, so its
-    share of each channel is the inverse of the table's albedo under the paper's white balance.
-    On a table of no hue the two look alike, and it stays a brick. `tint_max`: how far from the
-    table's own tint a shade may be at all (a pixel may be a coloured brick's wall too)."""
-    under = _table_light(table_bgr)
-    ratio = _light_ratio(seen_bgr, under)
-    brick = 1.0 / np.maximum(albedo_of_light(under, paper_rgb), 1e-3)
-    ratio_tint = _tint(ratio)
-    own = np.linalg.norm(ratio_tint, axis=-1)
-    return ((ratio.max(axis=-1) <= SHADE_DARKEST) & (own <= tint_max)
-            & (own + SHADE_MARGIN < np.linalg.norm(ratio_tint - _tint(brick), axis=-1)))
-
-
-def could_be_shade(seen_bgr: np.ndarray, table_bgr: np.ndarray, darkest: float = SHADE_DARKEST) -> np.ndarray:
-    """Per colour (..., 3) BGR seen over the table's: whether it may be the table in shade (no
-    channel more than `darkest` of the table's light, the table's tint to SHADE_TINT), whether
-    or not a black brick would look the same (`shaded` tells the two apart where it can)."""
-    return _shade_within(seen_bgr, table_bgr, (darkest,))[0]
-
-
-def _shade_within(seen_bgr: np.ndarray, table_bgr: np.ndarray, darkest: tuple[float, ...]) -> list[np.ndarray]:
-    """`could_be_shade` for each of several `darkest`, the light's ratio and tint taken once."""
-    ratio = _light_ratio(seen_bgr, _table_light(table_bgr))
-    brightest, tinted = ratio.max(axis=-1), np.linalg.norm(_tint(ratio), axis=-1) <= SHADE_TINT
-    return [(brightest <= d) & tinted for d in darkest]
-
-
-def _top_may_be_shade(lamplight: Lamplight | None, top_bgr: np.ndarray, table_bgr: np.ndarray) -> bool:
-    """Whether a fitted top may be the table in shade (`could_be_shade`, or tinted as the minis'
-    shadows are: `_tinted_as_the_shade`), unless it is far darker than the deepest shade the lamps
-    found cast (all of them at once): a black brick's top keeps 1-3% of a light table's light, the
-    table in a lamp's shadow keeps the room's other light."""
-    if not could_be_shade(top_bgr, table_bgr) and not _tinted_as_the_shade(lamplight, top_bgr, table_bgr):
-        return False
-    if lamplight is None or not lamplight.lamps:
-        return True
-    return bool(_lit_as_shade(lamplight, top_bgr, table_bgr))
-
-
-def _lit_as_shade(lamplight: Lamplight, seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
-    """Per colour (..., 3) BGR seen over the table's: whether it keeps at least SHADE_FLOOR_SHARE of
-    the light the deepest shade the lamps found cast leaves (all of them at once), as shade does."""
-    deepest = 1.0 - sum(lamp.depth for lamp in lamplight.lamps)
-    return _light_ratio(seen_bgr, _table_light(table_bgr)).max(axis=-1) >= SHADE_FLOOR_SHARE * deepest
-
-
-SHADE_TINT_LEAST_PX = 30  # coarse pixels of the minis' deep shadows that measure a frame's shade tint
-
-
-def frames_shade_tint(coarse: np.ndarray, table: np.ndarray, shadows: np.ndarray, dark: np.ndarray,
-                      lamps: list[FoundLamp]) -> np.ndarray | None:
-    """The tint (`_tint`) of the table in the minis' deep shadows (darker than half the lamps'
-    depth) against the table lit: where the lamp is warm and the room's other light cooler (a
-    window, a sky), a shadow is bluer than the table, and no `could_be_shade` (the table's own
-    tint). None where too little of such shade shows."""
-    deepest = max(lamp.depth for lamp in lamps)
-    deep = (shadows > 0) & (dark >= 0.5 * deepest)
-    if np.count_nonzero(deep) < SHADE_TINT_LEAST_PX:
-        return None
-    ratio = _light_ratio(coarse[deep].astype(np.float64), _table_light(table[deep].astype(np.float64)))
-    return np.median(_tint(ratio), axis=0)
-
-
-def _tinted_as_the_shade(lamplight: Lamplight | None, seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
-    """Per colour (..., 3) BGR seen over the table's: whether it may be the table in the frame's
-    shade: no channel over SHADE_DARKEST of the table's light, its tint within SHADE_TINT of the
-    way from the table's (a penumbra) to the minis' deep shadows' (`frames_shade_tint`)."""
-    seen = np.asarray(seen_bgr, np.float64)
-    if lamplight is None or lamplight.shade_tint is None:
-        return np.zeros(seen.shape[:-1], bool)
-    ratio = _light_ratio(seen, _table_light(np.asarray(table_bgr, np.float64)))
-    t, end = _tint(ratio), lamplight.shade_tint
-    along = np.clip(t @ end / max(float(end @ end), 1e-9), 0.0, 1.0)
-    return (ratio.max(axis=-1) <= SHADE_DARKEST) & (np.linalg.norm(t - along[..., None] * end, axis=-1) <= SHADE_TINT)
-
-
-def _with_penumbra(smooth: np.ndarray, table_fine: np.ndarray, blob: np.ndarray) -> np.ndarray:
-    """`could_be_shade` per pixel, grown into the shade's soft edges (a little darker than the
-    table, joined to what is clearly shade): a lamp's penumbra, left in a candidate's outline,
-    widens it. Not where that takes in a broad part of what is left (a gray top a little darker
-    than the table is no penumbra)."""
-    strict, loose = (m.astype(np.uint8) for m in _shade_within(smooth, table_fine, (SHADE_DARKEST, PENUMBRA_DARKEST)))
-    count, labels = cv2.connectedComponents(loose, connectivity=8)
-    joined = np.zeros(count, bool)
-    joined[np.unique(labels[strict > 0])] = True
-    joined[0] = False
-    grown = joined[labels].astype(np.uint8)
-    left_strict = np.count_nonzero((blob > 0) & (strict == 0))
-    if np.count_nonzero((blob > 0) & (grown == 0)) < PENUMBRA_LEAVES * left_strict:
-        return strict
-    return grown
-
-
-def _table_light(table_bgr: np.ndarray) -> np.ndarray:
-    """The table's light, RGB (..., 3), the tone curve undone (kept off zero)."""
-    return np.maximum(_linear(table_bgr)[..., ::-1], 1e-3)
-
-
-def _light_ratio(seen_bgr: np.ndarray, under: np.ndarray) -> np.ndarray:
-    """Each channel's light seen over the table's (`_table_light`), RGB (..., 3)."""
-    return np.maximum(_linear(seen_bgr)[..., ::-1] / under, 1e-3)
-
-
-def _tint(ratio: np.ndarray) -> np.ndarray:
-    """A ratio of lights without its brightness (log, mean removed)."""
-    logs = np.log(ratio)
-    return logs - logs.mean(axis=-1, keepdims=True)
-
-
-def local_table(view: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
-    """The table without what stands on it: a median over TABLE_WINDOW_MM, smoothed; what
-    `exclude` marks is painted over from its surroundings first."""
-    if exclude is not None and exclude.any():
-        grown = cv2.dilate(exclude, np.ones((5, 5), np.uint8))
-        view = cv2.inpaint(view, grown, 3, cv2.INPAINT_TELEA)
-    return _median_table(_at_table_scale(view), view.shape)
-
-
-def _table_without(view: np.ndarray, exclude: np.ndarray) -> np.ndarray:
-    """`local_table` with what `exclude` marks painted over at the table's own scale (TABLE_SCALE
-    times coarser: a millisecond, where painting over the coarse view took twenty)."""
-    small = _at_table_scale(view)
-    covered = cv2.resize(exclude.astype(np.float32), (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA) > 0
-    if covered.all():
-        return local_table(view)
-    return _median_table(cv2.inpaint(small, covered.astype(np.uint8), 2, cv2.INPAINT_TELEA), view.shape)
-
-
-def _at_table_scale(view: np.ndarray) -> np.ndarray:
-    """The view TABLE_SCALE times coarser, where the local table is taken."""
-    return cv2.resize(view, None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE, interpolation=cv2.INTER_AREA)
-
-
-def _median_table(small: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """The local table from the view at its scale (`_at_table_scale`): a median over
-    TABLE_WINDOW_MM, smoothed, brought back to the view's `shape`."""
-    med = cv2.GaussianBlur(cv2.medianBlur(small, TABLE_WINDOW_PX), (0, 0), 1.0)
-    return cv2.resize(med, (shape[1], shape[0]), interpolation=cv2.INTER_LINEAR)
-
-
-def crowded(mask: np.ndarray) -> bool:
-    """Whether what was found covers over CROWDED_SHARE of some TABLE_WINDOW_MM window."""
-    small = cv2.resize(mask.astype(np.float32), None, fx=1 / TABLE_SCALE, fy=1 / TABLE_SCALE,
-                       interpolation=cv2.INTER_AREA)
-    return float(cv2.blur(small, (TABLE_WINDOW_PX, TABLE_WINDOW_PX)).max()) > CROWDED_SHARE
-
 
 def _brick_sized(start: TableRect) -> bool:
     """Could a fit start from this rectangle: no longer than a wall of bricks in a row, no
     narrower than a stud (less a blurred edge)?"""
     return max(start.half_mm) * 2 <= MAX_SIDE_MM and min(start.half_mm) * 2 >= STUD_MM - 3
-
-
-def _map_points(labels: np.ndarray, origin_mm: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
-    """A fine window's colour map as `touching` takes it: every other point (1 mm apart: the map's
-    edges are blurred over a pixel anyway), table mm (N, 2), and its labels (N,)."""
-    ys, xs = np.mgrid[0:labels.shape[0]:2, 0:labels.shape[1]:2]
-    return _pixels_mm(xs.ravel(), ys.ravel(), origin_mm), labels[ys, xs].ravel()
-
-
-def _pixels_mm(xs: np.ndarray, ys: np.ndarray, origin_mm: tuple[float, float]) -> np.ndarray:
-    """Table mm (N, 2) of a fine window's pixel centres (columns, rows)."""
-    return (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(origin_mm)
 
 
 def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
@@ -1943,27 +1730,6 @@ def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, flo
                       colour_conf, _snapped(placed.footprint)[1], fit, top_bgr, reading)
 
 
-def skin_top(top_bgr: np.ndarray, wall_bgr: np.ndarray | None) -> bool:
-    """Whether a skin-toned top (BGR, under the paper's white balance) is skin: its walls
-    (likewise balanced; None where none shows) share its hue. A glossy brick's top is paled and
-    shifted towards the lamp's colour by its reflection; its walls keep the plastic's hue."""
-    return looks_like_skin(top_bgr) and (wall_bgr is None or _hue_apart_deg(top_bgr, wall_bgr) < SKIN_HUE_APART_DEG)
-
-
-def _hue_apart_deg(bgr_a: np.ndarray, bgr_b: np.ndarray) -> float:
-    """How far apart two colours' hues are, in degrees."""
-    pixels = np.clip(np.array([bgr_a, bgr_b], np.float32), 0, 255).astype(np.uint8).reshape(2, 1, 3)
-    hue = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV_FULL).reshape(2, 3)[:, 0].astype(float) * 360.0 / 256.0
-    apart = abs(hue[0] - hue[1])
-    return float(min(apart, 360.0 - apart))
-
-
-def looks_like_skin(bgr: np.ndarray) -> bool:
-    return bool(skin_toned(np.asarray(bgr, float).reshape(1, 3))[0])
-
-
-SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: a hand, an arm
-SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
 SKIN_FROM_MM = 19.2  # a finger on the table is this thick; a skin-toned top lower than it is a brick
 
 
@@ -1984,32 +1750,6 @@ def _hand_in_window(c: _Candidate) -> bool:
     if np.count_nonzero(differs) * FINE_MM ** 2 < HAND_MM2:
         return False
     return float(np.count_nonzero(skin_toned_on_paper(c.fine[differs], c.white))) * FINE_MM ** 2 >= HAND_MM2
-
-
-def _hand_in_view(coarse: np.ndarray, table: np.ndarray, differs: np.ndarray, white: np.ndarray) -> bool:
-    """Whether the frame may show a hand: what differs from the table (`differs`, the coarse
-    view's mask) holds a hand's worth (HAND_MM2) of skin-toned pixels in one piece, under the
-    paper's white balance; or the table is skin-toned itself (wood: a hand over it hardly differs
-    from it, and the table tells nothing)."""
-    if float(np.mean(skin_toned_on_paper(table[::8, ::8].reshape(-1, 3), white))) > SKIN_SHARE:
-        return True
-    skin = differs.astype(bool)
-    if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
-        return False
-    skin[skin] = skin_toned_on_paper(coarse[skin], white)
-    if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
-        return False
-    _, _, stats, _ = cv2.connectedComponentsWithStats(skin.astype(np.uint8), connectivity=8)
-    return bool((stats[1:, cv2.CC_STAT_AREA] * COARSE_MM ** 2 >= HAND_MM2).any())
-
-
-def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:
-    """Whether a candidate as big as a hand is mostly skin-toned once the paper is made white (a
-    brick is smaller; and a glossy red brick's paled top is skin-toned too)."""
-    inside = fine[blob > 0]
-    if len(inside) * FINE_MM ** 2 < HAND_MM2:
-        return False
-    return bool(np.mean(skin_toned_on_paper(inside, white)) > SKIN_SHARE)
 
 
 UNDER_CONTRAST = 2.0  # a top under a mini differs from the table by this many of the frame's levels
@@ -2038,15 +1778,6 @@ COURSES_WITHIN = 0.5
 TOWER_ON_ITS_COURSES = 0.9
 
 
-def _coarse_at(coarse: np.ndarray, points_mm: np.ndarray, origin_mm: tuple[float, float] | np.ndarray = (0.0, 0.0),
-               interpolation: int = cv2.INTER_LINEAR) -> np.ndarray:
-    """A map at COARSE_MM a pixel whose pixel (0, 0) is centred at `origin_mm` + half a pixel (the
-    table estimate, a mask) at table points (..., 2): (..., channels) of the map's type."""
-    q = ((np.asarray(points_mm, np.float64) - np.asarray(origin_mm, np.float64)) / COARSE_MM - 0.5).astype(np.float32)
-    return cv2.remap(coarse, np.ascontiguousarray(q[..., 0]), np.ascontiguousarray(q[..., 1]), interpolation,
-                     borderMode=cv2.BORDER_REPLICATE)
-
-
 def _fit_under(view: TableView, measured_mm: float, z_sigma_mm: float, top: TopUnder) -> BoxFit:
     """A box under a standing mini: its top where `top` is, its height's likelihood from the
     mini's marker (`measured_mm` over the table, less the roster's marker height; how sure: the
@@ -2067,7 +1798,7 @@ def _clear_of_others(setup: Setup, minis: tuple[MiniState, ...], mini: MiniState
     w_px, h_px = (int(v) + 2 for v in np.ceil((cast_mm.reshape(-1, 2).max(axis=0) - lo) / COARSE_MM) + 1)
     clear = np.ones((h_px, w_px), np.uint8)
     mask_known(clear, setup, tuple(m for m in minis if m.id != mini.id), view, (float(lo[0]), float(lo[1])), COARSE_MM)
-    return _coarse_at(clear, cast_mm, lo, cv2.INTER_NEAREST)
+    return coarse_at(clear, cast_mm, lo, cv2.INTER_NEAREST)
 
 
 def _in_hands(hands: np.ndarray, region: np.ndarray) -> bool:
@@ -2126,303 +1857,7 @@ def _inside(block: FoundBlock, other: FoundBlock) -> bool:
             and _share_within(other.footprint_mm, block.footprint_mm) >= TOWER_ON_ITS_COURSES)
 
 
-def tile_side_mm(marker_mm: float) -> float:
-    """A printed marker's tile: its black square (six modules in DICT_4X4) and one module of white
-    around it."""
-    return marker_mm * 8 / 6
-
-
-TILE_MARGIN_MM = 2.0  # a tile's square masked this far round it (its edge's blur, a pixel of the view)
-
-
-def mask_known(mask: np.ndarray, setup: Setup, minis: tuple[MiniState, ...], view: TableView,
-               origin_mm: tuple[float, float], mm_per_px: float, tiles: bool = False) -> None:
-    """Zero out minis and marked objects (base, body up to the marker, with their parallax) and
-    anchors in a top-down view whose pixel (0, 0) is centred at origin + half a pixel. `tiles`: a
-    mini's top is its tile's square (TILE_MARGIN_MM round it), not a circle round its corners: the
-    lamps' search reads the shadows that fall just past a tile (a short one's far part lies
-    between the two)."""
-    h_px, w_px = mask.shape[:2]
-    lo = np.asarray(origin_mm, float)
-    hi = lo + np.array([w_px, h_px]) * mm_per_px
-
-    def px(p: np.ndarray) -> tuple[int, int]:
-        q = (p - lo) / mm_per_px - 0.5
-        return int(round(q[0])), int(round(q[1]))
-
-    objects = {o.id: o for o in setup.objects}
-    for m in minis:
-        spec = setup.mini(m.id)
-        if spec is None and m.id in objects:  # a marker card on the table: its tile, not the area it stands for
-            tile = square_corners_mm(m.x_mm, m.y_mm, tile_side_mm(objects[m.id].marker_mm) + 10, m.heading_deg)[:, :2]
-            for corners in (tile, view.cast(tile, m.z_mm)):
-                cv2.fillConvexPoly(mask, np.array([px(c) for c in corners], np.int32), 0)
-            continue
-        r_mm = spec.base_mm / 2 + 3.0 if spec is not None else 15.0
-        # The marker's tile on top: its corners reach half a diagonal (one module of margin).
-        tile_mm = tile_side_mm(spec.marker_mm if spec is not None else 25.0) * 0.71 + 2.0
-        base = np.array([m.x_mm, m.y_mm])
-        top = view.cast(base[None], m.z_mm)[0]
-        r_top_mm = max(r_mm, tile_mm) * float(view.k(m.z_mm)) + 3.0
-        if np.any(np.minimum(base, top) - r_top_mm > hi) or np.any(np.maximum(base, top) + r_top_mm < lo):
-            continue  # nowhere near this view
-        r_top = int(round(r_top_mm / mm_per_px))
-        cv2.circle(mask, px(base), int(round(r_mm / mm_per_px)), 0, -1)
-        if tiles:
-            side = tile_side_mm(spec.marker_mm if spec is not None else 25.0) + 2 * TILE_MARGIN_MM
-            square = view.cast(square_corners_mm(m.x_mm, m.y_mm, side, m.heading_deg)[:, :2], m.z_mm)
-            cv2.fillConvexPoly(mask, np.array([px(c) for c in square], np.int32), 0)
-            cv2.line(mask, px(base), px(top), 0, 2 * int(round(r_mm / mm_per_px)))
-            continue
-        cv2.circle(mask, px(top), r_top, 0, -1)
-        cv2.line(mask, px(base), px(top), 0, 2 * r_top)
-    for a in setup.anchors:
-        corners = square_corners_mm(a.x_mm, a.y_mm, tile_side_mm(a.size_mm) + 6, a.rotation_deg)[:, :2]
-        if np.any(corners.min(axis=0) > hi) or np.any(corners.max(axis=0) < lo):
-            continue
-        cv2.fillConvexPoly(mask, np.array([px(c) for c in corners], np.int32), 0)
-
-
-def paper_white(coarse: np.ndarray, table: np.ndarray, setup: Setup) -> tuple[np.ndarray, float]:
-    """The anchors' white margin (RGB 0-1) and the table's brightness there: the colour reference."""
-    samples, lights = [], []
-    for a in setup.anchors:
-        inner, outer = (square_corners_mm(a.x_mm, a.y_mm, a.size_mm * modules / 6, a.rotation_deg)[:, :2] / COARSE_MM
-                        - 0.5 for modules in PAPER_RING_MODULES)
-        # the ring drawn in its own bounding box (a whole-table mask per anchor cost 1 ms)
-        x0, y0 = np.maximum(np.floor(outer.min(axis=0)).astype(int) - 1, 0)
-        x1, y1 = np.minimum(np.ceil(outer.max(axis=0)).astype(int) + 2, (coarse.shape[1], coarse.shape[0]))
-        if x1 <= x0 or y1 <= y0:
-            continue
-        ring = np.zeros((y1 - y0, x1 - x0), np.uint8)
-        cv2.fillConvexPoly(ring, (outer - (x0, y0)).round().astype(np.int32), 1)
-        cv2.fillConvexPoly(ring, (inner - (x0, y0)).round().astype(np.int32), 0)
-        if ring.sum() > 6:
-            samples.append(np.median(coarse[y0:y1, x0:x1][ring > 0], axis=0)[::-1] / 255.0)
-            lights.append(float(table[y0:y1, x0:x1][ring > 0].astype(np.float64).mean()) / 255.0)
-    if not samples:
-        return np.array([PAPER_ALBEDO] * 3), 1.0
-    return np.mean(samples, axis=0), float(np.mean(lights))
-
-
-CHROMA_APART = 12.0  # chromaticity (per cent of the channels' sum): closer is one colour (JPEG keeps colour at a quarter of the pixels)
-MAX_PARTS = 4
 CHROMA_EDGE_PX = 2.0  # a top's hue is judged this many camera pixels in from its edges (`_top_seen`)
-# A finer split's margin, a share of CHROMA_APART: red and orange tops under a warm lamp are ~11
-# apart, each spread by 2-3 (path traced), and the usual margin and noise (~14) join them.
-FINER_APART = 0.5
-MIN_PART_SHARE = 0.05  # of a candidate's pixels, the least a colour of its own has
-
-
-def chromaticity(bgr: np.ndarray) -> np.ndarray:
-    """Each channel's share of the sum, in per cent (..., 3): a brick's walls are its top's colour
-    in shade, and shade scales every channel alike (in linear light, and through any power-law
-    tone curve), so its walls and top share their chromaticity."""
-    values = np.asarray(bgr, np.float32)
-    return 100.0 * values / np.maximum(values.sum(axis=-1, keepdims=True), 1.0)
-
-
-def chroma_tolerance(bgr: np.ndarray) -> float | np.ndarray:
-    """How far a colour's chromaticity wanders with noise: further for a dark one (a black brick's
-    channels are a few levels each). Of one colour (3,), or of each pixel of an image."""
-    return CHROMA_APART + chroma_noise(np.sum(bgr, axis=-1, dtype=np.float64))
-
-
-def chroma_noise(channel_sum: float | np.ndarray) -> float | np.ndarray:
-    """What noise adds to the chromaticity of a colour whose channels sum to this (8-bit)."""
-    return 800.0 / (channel_sum + 1.0)
-
-
-@dataclass(frozen=True)
-class ColourParts:
-    """A candidate split by colour: each part's core (what a brick's narrowest side fits in), and
-    every point of the candidate labelled with its part (UNKNOWN: a colour of no part, or of two
-    parts of one colour that touch; TABLE: not the candidate)."""
-
-    cores: list[np.ndarray]  # masks, largest first
-    labels: np.ndarray  # int32 map, the fine window's shape
-
-
-def _clusters(points: np.ndarray, k: int, rounds: int = 12) -> tuple[np.ndarray, np.ndarray]:
-    """k-means++ from a fixed seed: the same frame always splits the same way (OpenCV's k-means
-    seeds from a global random state that any earlier call moves). Labels (N,), centres (k, D)."""
-    pts = np.asarray(points, np.float64)
-    rng = np.random.default_rng(0)
-    centres = [pts[int(rng.integers(len(pts)))]]
-    nearest = np.sum((pts - centres[0]) ** 2, axis=1)
-    for _ in range(1, k):
-        total = float(nearest.sum())
-        pick = int(rng.choice(len(pts), p=nearest / total)) if total > 0 else int(rng.integers(len(pts)))
-        centres.append(pts[pick])
-        nearest = np.minimum(nearest, np.sum((pts - centres[-1]) ** 2, axis=1))
-    c = np.array(centres)
-
-    def nearest_centre(c: np.ndarray) -> np.ndarray:
-        # |p - c|^2 with |p|^2 left out (the same for every centre): a matrix product, not (N, k, D)
-        return np.argmin((c * c).sum(axis=1)[None] - 2.0 * (pts @ c.T), axis=1)
-
-    for _ in range(rounds):
-        labels = nearest_centre(c)
-        counts = np.bincount(labels, minlength=k)[:, None]
-        sums = np.stack([np.bincount(labels, weights=pts[:, d], minlength=k) for d in range(pts.shape[1])], axis=1)
-        moved = np.where(counts > 0, sums / np.maximum(counts, 1), c)
-        if np.allclose(moved, c, atol=1e-3):
-            break
-        c = moved
-    return nearest_centre(c), c
-
-
-def colour_parts(fine: np.ndarray, blob: np.ndarray, seen: np.ndarray, margin_share: float = 1.0,
-                 shade_core: Callable[[np.ndarray], bool] | None = None) -> ColourParts | None:
-    """A candidate's parts of one colour each: the pixels of `seen` (what differs from the table,
-    near the candidate `blob`) clustered by chromaticity (a brick's walls are its top's colour in
-    shade), clusters nearer than noise moves them merged, a neutral one split by brightness
-    (`_split_by_lightness`: white beside black), each cluster's pieces that a brick's narrowest
-    side fits in. None when the candidate is one colour. `margin_share` < 1: a finer split (the
-    margin between colours narrowed, each pair judged by the darker one's noise). `shade_core`:
-    whether a core is the table in shade, where the table's hue tells (two cores of one neutral
-    colour joined share their points only where neither is)."""
-    smooth = cv2.GaussianBlur(fine, (0, 0), 1.0)
-    inside = np.flatnonzero(blob.ravel())
-    if len(inside) < 50:
-        return None
-    pixels = chromaticity(smooth.reshape(-1, 3)[inside])
-    step = max(1, len(pixels) // 4000)
-    k = min(MAX_PARTS + 2, len(pixels[::step]))  # spare clusters for blurred edges and highlights
-    assigned, centres = _clusters(pixels[::step], k)
-    # Clusters closer than noise moves them are one colour (a brick's top and its shaded walls):
-    # the largest first, each smaller one joining the largest within reach. (Chained, the blends
-    # along the edge between a red and a yellow brick would make the two one colour.)
-    apart = chroma_tolerance(np.median(smooth.reshape(-1, 3)[inside], axis=0))
-    sizes = np.bincount(assigned, minlength=len(centres))
-    if margin_share < 1.0:
-        # A finer split narrows the margin, not the noise: the darker colour of a pair sets it
-        # whole (a white brick's wall in shade wanders as far as any dark colour).
-        sums = smooth.reshape(-1, 3)[inside][::step].astype(np.float64).sum(axis=1)
-        light = [float(np.median(sums[assigned == i])) if sizes[i] else 0.0 for i in range(len(centres))]
-
-    def within(i: int, j: int) -> bool:
-        gap = float(np.linalg.norm(centres[i] - centres[j]))
-        if margin_share >= 1.0:
-            return gap < apart
-        return gap < margin_share * CHROMA_APART + chroma_noise(min(light[i], light[j]))
-
-    groups: list[list[int]] = []
-    for i in np.argsort(-sizes):
-        reach = [g for g in groups if within(int(i), g[0])]
-        if reach:
-            reach[0].append(int(i))
-        else:
-            groups.append([int(i)])
-    # Each colour is its largest cluster's; a colour of a few pixels (a blend along an edge, a
-    # highlight) is none, and its pixels go to the nearest colour.
-    groups = [g for g in groups if sizes[g].sum() >= MIN_PART_SHARE * sizes.sum()]
-    if len(groups) < 2:
-        return None
-    representatives = centres[[g[0] for g in groups]]
-    near = cv2.dilate(blob, np.ones((7, 7), np.uint8)) & seen
-    points = np.flatnonzero(near.ravel())
-    hue = chromaticity(smooth.reshape(-1, 3)[points])
-    grouped = np.full(blob.size, -1, np.int32)
-    grouped[points] = np.argmin(np.linalg.norm(hue[:, None, :] - representatives[None], axis=2), axis=1)
-    count_groups = _split_by_lightness(grouped, points, smooth.reshape(-1, 3)[points], representatives,
-                                       blob.ravel()[points] > 0, len(inside))
-    grouped = grouped.reshape(blob.shape)
-    cores: list[np.ndarray] = []
-    core_group: list[int] = []
-    for gi in range(count_groups):
-        # A narrower disc than a whole brick's: a one-stud brick beside a taller one shows only
-        # part of its top.
-        piece = cv2.morphologyEx(((grouped == gi) & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _PART_DISC)
-        count, comp, stats, _ = cv2.connectedComponentsWithStats(piece, connectivity=4)
-        for c in range(1, count):
-            if stats[c, cv2.CC_STAT_AREA] * FINE_MM ** 2 >= MIN_AREA_MM2 / 2:
-                core = _filled((comp == c).astype(np.uint8), MIN_AREA_MM2 / 2)
-                if core is not None:
-                    cores.append(core)
-                    core_group.append(gi)
-    order = sorted(range(len(cores)), key=lambda i: -int(cores[i].sum()))
-    cores, core_group = [cores[i] for i in order], [core_group[i] for i in order]
-    labels = np.where(near > 0, UNKNOWN, TABLE).astype(np.int32)
-    # A colour no brick has (a shadow on the table, the table blended into an edge) is not brick:
-    # scored as table, so that no brick grows into it unpunished.
-    # On a finer split, a colour with no core that the usual margin joins to a part's is that part
-    # in other light (a tall brick's wall over its neighbour): unknown, not table. (The usual
-    # split's colours are all that margin apart: no such colour.)
-    coreless = [gi for gi in range(count_groups) if gi not in core_group]
-    if margin_share < 1.0:
-        cored = [representatives[g] for g in set(core_group) if g < len(representatives)]
-        coreless = [gi for gi in coreless if gi >= len(representatives)
-                    or not any(np.linalg.norm(representatives[gi] - r) < apart for r in cored)]
-    labels[np.isin(grouped, coreless)] = TABLE
-    for gi in range(count_groups):
-        # A colour's points go to its core when they touch only that one; slivers a few pixels
-        # wide (a bright brick's edge blurred into the table reads as gray) go to none.
-        solid = cv2.morphologyEx((grouped == gi).astype(np.uint8), cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
-        count, comp = cv2.connectedComponents(solid, connectivity=8)
-        owners: dict[int, list[int]] = {}
-        for i, (core, g) in enumerate(zip(cores, core_group)):
-            if g != gi:
-                continue
-            for c in np.unique(comp[core > 0]):
-                owners.setdefault(int(c), []).append(i)
-        neutral = gi >= len(representatives) or _neutral(representatives[gi])  # (a lightness split's dark half is)
-        for c, mine in owners.items():
-            if c == 0:
-                continue
-            if len(mine) == 1:
-                labels[comp == c] = mine[0]
-                continue
-            light = [float(_linear(np.median(fine[cores[i] > 0], axis=0).astype(np.float64)).sum()) for i in mine]
-            if (not neutral or max(light) < CORES_LIGHT_APART * min(light)
-                    or (shade_core is not None and any(shade_core(cores[i]) for i in mine))):
-                continue  # (one brick's parts, a wall's arms, a brick and its shadow on a table of a hue: unknown)
-            # A black brick and its shadow on a mat of no hue, one neutral colour, their cores
-            # far apart in light: each point to the nearer core.
-            away = np.array([cv2.distanceTransform((cores[i] == 0).astype(np.uint8), cv2.DIST_L2, 3) for i in mine])
-            rows = comp == c
-            labels[rows] = np.asarray(mine)[np.argmin(away[:, rows], axis=0)]
-    return ColourParts(cores, labels)
-
-
-# Two cores of one neutral colour this many times apart in linear light are a black brick and its
-# shadow on a mat of no hue (ray-cast, a black top and the shadow beside it on a gray grid mat:
-# 3.3 apart); a wall's arms of one colour are lit alike.
-CORES_LIGHT_APART = 2.0
-NEUTRAL_CHROMA = 4.0  # chromaticity (per cent) this close to equal shares: white, gray or black
-LIGHTER_APART = 5.0  # two neutral colours this many times apart in brightness are two (white and black: ~6 on the display)
-
-
-def _neutral(chroma: np.ndarray) -> bool:
-    """Whether a chromaticity (per cent, 3) is white, gray or black (NEUTRAL_CHROMA)."""
-    return bool(np.abs(np.asarray(chroma) - 100.0 / 3).max() < NEUTRAL_CHROMA)
-
-
-def _split_by_lightness(grouped: np.ndarray, points: np.ndarray, colours: np.ndarray, representatives: np.ndarray,
-                        in_blob: np.ndarray, candidate_size: int) -> int:
-    """White, gray and black share a chromaticity: a neutral colour group whose pixels fall in two
-    brightnesses LIGHTER_APART or more apart (a white brick beside a black one, about six times
-    apart on the display; a brick's wall in shade under a glossy top the lamp blew to white is up to
-    four, path traced) is split in two, the darker a new group, in place in `grouped` (flat, the
-    group of each point; `points` their indices, `colours` their BGR). Returns the number of groups."""
-    count = len(representatives)
-    for gi in range(len(representatives)):
-        if not _neutral(representatives[gi]):
-            continue
-        mine = grouped[points] == gi
-        if np.count_nonzero(mine & in_blob) < 2 * MIN_PART_SHARE * candidate_size:
-            continue
-        bright = np.log(colours[mine].astype(np.float64).sum(axis=1) + 3.0)
-        labels, centres = _clusters(bright[:, None], 2)
-        dark = int(np.argmin(centres[:, 0]))
-        apart = abs(float(centres[1, 0] - centres[0, 0]))
-        shares = np.bincount(labels[in_blob[mine]], minlength=2)
-        if apart < math.log(LIGHTER_APART) or shares.min() < MIN_PART_SHARE * candidate_size:
-            continue
-        index = points[mine][labels == dark]
-        grouped[index] = count
-        count += 1
-    return count
 
 
 def _edges_facing(camera_mm: np.ndarray, table: TableSpec) -> tuple[bool, bool, bool, bool]:
@@ -2620,39 +2055,6 @@ def _towards_foot(lit: np.ndarray, origin_mm: tuple[float, float], view: TableVi
     return out
 
 
-def _broad_shade(maybe: np.ndarray, fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray,
-                 most: float) -> np.ndarray:
-    """Of a candidate's pixels that may be the table in shade (`maybe`), those to leave out of it
-    (uint8): only broad shade (a wall's blurred foot mixes its colour with the table's), none when
-    over `most` of the candidate or when what stands beside it is dark too (a black brick that
-    the test takes for shade all over is kept whole; but see `_black_bricks_shadow`)."""
-    shade = _shade_part(maybe, blob)
-    if np.count_nonzero(shade) > most * np.count_nonzero(blob) or _dark_beside(fine, table_fine, blob, shade):
-        shade[:] = 0
-    return shade
-
-
-def _shade_part(maybe: np.ndarray, blob: np.ndarray) -> np.ndarray:
-    """What may be shade of a candidate, in parts a wall's blurred foot is narrower than (uint8)."""
-    return cv2.morphologyEx((maybe & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, _PART_DISC)
-
-
-def _dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, shade: np.ndarray) -> bool:
-    """Whether what stands beside a candidate's shade is darker than the table in every channel
-    (a black brick, whose own dark pixels the shade test may take for shade): then nothing of it
-    is taken for shade."""
-    lit = (blob > 0) & (shade == 0)
-    if not lit.any():
-        return True
-    return bool(np.all(_linear(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * _linear(np.median(table_fine[lit], axis=0))))
-
-
-def _hue_of(table_bgr: np.ndarray, paper_rgb: np.ndarray) -> float:
-    """How far a table's colour is from gray under the paper's white balance (its tint's length,
-    log light; as `shaded` weighs it): green felt and wood 1.2-1.3, gray tiles 0.3."""
-    return float(np.linalg.norm(_tint(np.maximum(albedo_of_light(_table_light(table_bgr), paper_rgb), 1e-3))))
-
-
 def within_one_of(block: FoundBlock, others: list[FoundBlock]) -> bool:
     """Whether a block's footprint centre lies within one of the others' footprints."""
     return one_holds(others, block.footprint_mm.mean(axis=0))
@@ -2662,24 +2064,6 @@ def one_holds(blocks: list[FoundBlock] | tuple[FoundBlock, ...], point_mm: np.nd
     """Whether a table point lies within (or on) one of the blocks' footprints."""
     point = (float(point_mm[0]), float(point_mm[1]))
     return any(cv2.pointPolygonTest(b.footprint_mm.astype(np.float32), point, False) >= 0 for b in blocks)
-
-
-def _black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> np.ndarray | None:
-    """Where a candidate may be black plastic beside its shadow, that shadow to leave out of it
-    (uint8), less the brick's blurred edges in it (darker than the shadow); None where it is not.
-    Black beside its shadow: beside what may be shade, a part a brick's top could fill with under
-    half the shade's light (black has a tenth of a mat's light, a lamp's shadow keeps the room's;
-    a black brick taken for shade all over leaves only its lighter edges, a white brick its lit
-    top; a dark green brick's walls pass too)."""
-    shade = _shade_part(maybe, blob)
-    if not shade.any():
-        return None
-    light = _linear(fine).sum(axis=-1)
-    shadow_light = np.median(light[shade > 0])
-    black = (blob > 0) & (shade == 0) & (light * SHADOW_OVER_BLACK <= shadow_light)
-    if np.count_nonzero(black) * FINE_MM ** 2 < BLACK_BESIDE_LEAST * MIN_AREA_MM2:
-        return None
-    return shade & (light * SHADOW_OVER_BLACK >= shadow_light).astype(np.uint8)
 
 
 def _table_in_shade_sampler(sample, shade: np.ndarray, table_fine: np.ndarray, origin_mm: tuple[float, float]):
@@ -2700,14 +2084,6 @@ def _table_in_shade_sampler(sample, shade: np.ndarray, table_fine: np.ndarray, o
     return unshaded
 
 
-def _crop_resized(coarse: np.ndarray, x0_mm: float, y0_mm: float, w_px: int, h_px: int) -> np.ndarray:
-    """The coarse view under a fine window, resampled to it."""
-    xs = ((x0_mm + (np.arange(w_px) + 0.5) * FINE_MM) / COARSE_MM - 0.5).astype(np.float32)
-    ys = ((y0_mm + (np.arange(h_px) + 0.5) * FINE_MM) / COARSE_MM - 0.5).astype(np.float32)
-    mx, my = np.meshgrid(xs, ys)
-    return cv2.remap(coarse, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-
-
 def stud_gaps_closed(blob: np.ndarray, diff: np.ndarray, level: float, shade: np.ndarray) -> np.ndarray | None:
     """A cut-out (uint8, FINE_MM) with its gaps under a stud across closed where they still differ
     from the table by STUD_GAP_LEVEL of the level that counts (`diff`, the colour distance) and
@@ -2717,26 +2093,6 @@ def stud_gaps_closed(blob: np.ndarray, diff: np.ndarray, level: float, shade: np
     near = (diff > STUD_GAP_LEVEL * level).astype(np.uint8) & (1 - shade)
     closed = blob | (cv2.morphologyEx(blob, cv2.MORPH_CLOSE, _STUD_GAP_DISC) & near)
     return closed if np.count_nonzero(closed) > np.count_nonzero(blob) else None
-
-
-def _filled(mask: np.ndarray, least_mm2: float = MIN_AREA_MM2) -> np.ndarray | None:
-    """The largest blob, holes filled (a white brick on a white mat shows little but its walls), or
-    None when it is smaller than `least_mm2` (any brick, seen whole)."""
-    pieces = _filled_pieces(mask, least_mm2)
-    return pieces[0] if pieces else None
-
-
-def _filled_pieces(mask: np.ndarray, least_mm2: float = MIN_AREA_MM2) -> list[np.ndarray]:
-    """Every blob of at least `least_mm2`, holes filled, the largest first."""
-    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    out = []
-    for outline in sorted(contours, key=cv2.contourArea, reverse=True):
-        if cv2.contourArea(outline) * FINE_MM ** 2 < least_mm2:
-            break
-        filled = np.zeros_like(mask)
-        cv2.drawContours(filled, [outline], -1, 1, -1)
-        out.append(filled)
-    return out
 
 
 def _top_face(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = None) -> np.ndarray | None:
@@ -2758,7 +2114,7 @@ def _top_face(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = Non
     # The studs' shaded sides are holes in the lit face (on a black top, whose lit level is a few
     # levels above its walls', so is the noise): part of the top all the same (a row of them down
     # a wall's top cut its arms lengthwise into slivers 2-5 mm wide).
-    top = _small_holes_filled(lit, STUD_HOLE_MM2)
+    top = small_holes_filled(lit, STUD_HOLE_MM2)
     # Most of the top face or nothing: a ragged piece of it would start the fit astray. A tall
     # narrow brick's top is less than its walls and its shadow (a 1x4 brick 28.8 mm high under a
     # lamp: a quarter of its outline): whole when it fills its rectangle, asked for one brick's
@@ -2784,7 +2140,7 @@ def _without_a_lit_wall(c: _Candidate, top: np.ndarray) -> np.ndarray:
     by colour (a lit wall's shade or tint still differs from the top's), the part farther from
     the camera's foot (a wall seen stands between its top and the foot) is the top where it fills
     its rectangle; else the face as it was."""
-    if _hull_fill(top) >= HULL_FILLED:
+    if hull_fill(top) >= HULL_FILLED:
         return top
     smooth = cv2.GaussianBlur(c.fine, (0, 0), 1.0).astype(np.float32)
     ys, xs = np.nonzero(top)
@@ -2810,11 +2166,11 @@ def _without_a_lit_wall(c: _Candidate, top: np.ndarray) -> np.ndarray:
     far = int(np.argmax([from_foot[labels == j].mean() for j in (0, 1)]))
     part = np.zeros_like(top)
     part[ys[labels == far], xs[labels == far]] = 1
-    part = _largest_piece(part)
+    part = largest_piece(part)
     if part is None:
         return top
-    part = _small_holes_filled(part, STUD_HOLE_MM2)
-    if _hull_fill(part) < HULL_FILLED or not _brick_sized(_rect_mm(part, c.origin)):
+    part = small_holes_filled(part, STUD_HOLE_MM2)
+    if hull_fill(part) < HULL_FILLED or not _brick_sized(rect_mm(part, c.origin)):
         return top
     return part
 
@@ -2833,18 +2189,18 @@ def _without_its_shadow(c: _Candidate, top: np.ndarray) -> np.ndarray:
     if c.lamplight is None or not c.lamplight.lamps:
         return top
     # (opened: single pixels of a gray top pass for shade too)
-    shade = _largest_piece(cv2.morphologyEx(((top > 0) & (c.maybe_shade > 0)).astype(np.uint8), cv2.MORPH_OPEN,
+    shade = largest_piece(cv2.morphologyEx(((top > 0) & (c.maybe_shade > 0)).astype(np.uint8), cv2.MORPH_OPEN,
                                             _STUD_GAP_DISC))
     if shade is None or np.count_nonzero(shade) * FINE_MM ** 2 < OWN_SHADOW_LEAST_MM2:
         return top
     shade = shade > 0
-    rest = _largest_piece((top > 0) & ~shade)
+    rest = largest_piece((top > 0) & ~shade)
     if rest is None:
         return top
-    rest = _small_holes_filled(rest, STUD_HOLE_MM2)
-    if not _fills_its_rectangle(rest) or not _brick_sized(_rect_mm(rest, c.origin)):
+    rest = small_holes_filled(rest, STUD_HOLE_MM2)
+    if not _fills_its_rectangle(rest) or not _brick_sized(rect_mm(rest, c.origin)):
         return top
-    shade_mm, rest_mm = (_pixels_mm(*np.nonzero(mask)[::-1], c.origin).mean(axis=0) for mask in (shade, rest))
+    shade_mm, rest_mm = (pixels_mm(*np.nonzero(mask)[::-1], c.origin).mean(axis=0) for mask in (shade, rest))
     offset = shade_mm - rest_mm
     for lamp in c.lamplight.lamps:
         way = rest_mm - np.asarray(lamp.position_mm[:2], float)  # shadows fall away from the lamp's foot
@@ -2852,15 +2208,6 @@ def _without_its_shadow(c: _Candidate, top: np.ndarray) -> np.ndarray:
         if cosine >= OWN_SHADOW_ALIGNED:
             return rest
     return top
-
-
-def _hull_fill(mask: np.ndarray) -> float:
-    """How much of the least rectangle about a mask its convex hull fills: a face's shape, blind
-    to the bites its studs' shade takes from its edges."""
-    ys, xs = np.nonzero(mask)
-    points = np.stack([xs, ys], axis=1).astype(np.float32)
-    (_, _), (w, h), _ = cv2.minAreaRect(points)
-    return float(cv2.contourArea(cv2.convexHull(points))) / max(w * h, 1.0)
 
 
 def _fills_its_rectangle(mask: np.ndarray) -> bool:
@@ -2890,19 +2237,9 @@ def _table_lit(c: _Candidate, face: np.ndarray) -> bool:
     """Whether a lit face (mask) is the table's own colour, lighter than the table's estimate
     there: a patch of table between a mini's shadow and a grout line, where the shadow darkened
     the estimate (its light over the table's within TABLE_LIT_TINT of one tint)."""
-    ratio = _light_ratio(np.median(c.fine[face > 0], axis=0).astype(np.float64),
-                         _table_light(np.median(c.table_fine[face > 0], axis=0).astype(np.float64)))
-    return float(ratio.mean()) > 1.0 and float(np.linalg.norm(_tint(ratio))) < TABLE_LIT_TINT
-
-
-def _small_holes_filled(mask: np.ndarray, most_mm2: float) -> np.ndarray:
-    """A mask (uint8) with its holes of at most `most_mm2` filled (a castle's yard stays open)."""
-    count, labels, stats, _ = cv2.connectedComponentsWithStats((mask == 0).astype(np.uint8), connectivity=4)
-    h, w = mask.shape
-    x, y, width, height, area = stats.T
-    small = ((x > 0) & (y > 0) & (x + width < w) & (y + height < h) & (area * FINE_MM ** 2 <= most_mm2))
-    small[0] = False  # label 0: the mask itself
-    return (mask.astype(bool) | small[labels]).astype(np.uint8)
+    ratio = light_over_table(np.median(c.fine[face > 0], axis=0).astype(np.float64),
+                         table_light_rgb(np.median(c.table_fine[face > 0], axis=0).astype(np.float64)))
+    return float(ratio.mean()) > 1.0 and float(np.linalg.norm(tint_of(ratio))) < TABLE_LIT_TINT
 
 
 def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> np.ndarray | None:
@@ -2911,35 +2248,13 @@ def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> n
     pixels: its largest piece (uint8 mask); None if nothing is left."""
     if high >= 1.15 * low + 4:
         face = face & (value >= (high + low) / 2)
-    return _largest_piece(face)
-
-
-def _largest_piece(mask: np.ndarray) -> np.ndarray | None:
-    """A mask opened against blurred edge pixels, its largest piece (uint8); None if nothing is left."""
-    opened = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=4)
-    if count < 2:
-        return None
-    return (labels == 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))).astype(np.uint8)
+    return largest_piece(face)
 
 
 def _near_colour(smooth: np.ndarray, colour: np.ndarray) -> np.ndarray:
     """Pixels of a face's colour (BGR): within a quarter of its brightest channel (14 levels at least)."""
     off = cv2.subtract(smooth, np.full_like(smooth, colour))
     return channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
-
-
-def _rect_mm(mask: np.ndarray, origin_mm: tuple[float, float]) -> TableRect:
-    ys, xs = np.nonzero(mask)
-    pts = (np.stack([xs, ys], axis=1).astype(np.float32) + 0.5) * FINE_MM + np.asarray(origin_mm, np.float32)
-    (cx, cy), (w, h), angle = cv2.minAreaRect(pts)
-    # minAreaRect's box is the pixel centres' hull: half a pixel short on each side
-    w, h = w + FINE_MM, h + FINE_MM
-    a = math.radians(angle)
-    axis = np.array([math.cos(a), math.sin(a)])
-    if h > w:
-        axis, (w, h) = np.array([-axis[1], axis[0]]), (h, w)
-    return TableRect(np.array([cx, cy], float), axis, (w / 2, h / 2))
 
 
 def _snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
@@ -2956,27 +2271,6 @@ def _snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
     return rect, (max(studs), min(studs)) if len(studs) == 2 else None
 
 
-def _fill_fine(mask: np.ndarray, points_mm: np.ndarray, origin_mm: tuple[float, float], hull: bool = False
-               ) -> np.ndarray:
-    """`mask` (a cut-out at FINE_MM from `origin_mm`) with a convex polygon of table points (N, 2)
-    set to 1 (their hull's, with `hull`), to a quarter of a pixel."""
-    px = (np.asarray(points_mm, float) - np.asarray(origin_mm, float)) / FINE_MM - 0.5
-    if hull:
-        px = cv2.convexHull(px.astype(np.float32)).reshape(-1, 2)
-    cv2.fillConvexPoly(mask, np.round(px * 4).astype(np.int32), 1, cv2.LINE_8, 2)
-    return mask
-
-
-def _fill_coarse(mask: np.ndarray, points_mm: np.ndarray, hull: bool = False) -> np.ndarray:
-    """`mask` (the table's view at COARSE_MM) with a convex polygon of table points (N, 2) set to
-    1 (their hull's, with `hull`), to the nearest pixel."""
-    px = np.asarray(points_mm)
-    if hull:
-        px = cv2.convexHull(px.astype(np.float32)).reshape(-1, 2)
-    cv2.fillConvexPoly(mask, np.round(px / COARSE_MM - 0.5).astype(np.int32), 1)
-    return mask
-
-
 def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],
                     cast_shade: np.ndarray | None = None) -> float:
     """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
@@ -2985,7 +2279,7 @@ def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], 
     candidate cut at a low threshold is a blurred pixel or two wider than the box.)"""
     face = np.zeros_like(blob)
     for _, top in boxes:
-        _fill_fine(face, TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5),
+        fill_fine(face, TableRect(top.centre, top.axis, (max(top.half_mm[0] - 1.0, 0.5),
                                                           max(top.half_mm[1] - 1.0, 0.5))).corners(), origin_mm)
     covered = np.count_nonzero(face & blob) / max(np.count_nonzero(face), 1)
     return float(min(covered, _explained_share(blob, boxes, origin_mm, cast_shade)))
@@ -2998,7 +2292,7 @@ def _explained_share(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]],
     near = np.zeros_like(blob)
     for footprint, top in boxes:
         hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
-        _fill_fine(near, hull, origin_mm)
+        fill_fine(near, hull, origin_mm)
     grow = int(round(1.5 / FINE_MM))
     near = cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
     if cast_shade is not None:
@@ -3010,7 +2304,6 @@ SHADOW_SIGMA = 0.2  # how well a shadow's darkness is predicted (the table's tex
 SAMPLES_PER_CAMERA_PIXEL = 3.0  # cut-out pixels (FINE_MM) that share one camera pixel's noise
 SHADOW_BLUR_MM = 1.0  # a shadow's edge: the camera's blur (the lamp's size adds `FoundLamp.softness`)
 SHADOW_CLEAR_MM = 1.5  # a box's place is known to about this
-SHADOW_DEPTH_LEAST = 0.15  # a lamp whose shadows are fainter tells no height
 
 
 def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> BoxFit:
@@ -3044,13 +2337,13 @@ def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxF
     found would cast one may be a lamp misplaced, or parts that are no bricks (on a path-traced
     table two 9.6 mm bricks "cast none" and were lowered to 3.2 and 6.4 mm; on a ray-cast one a
     green wall's outline split by colour, its parts lowered, passed for a 10 x 8 brick). A part
-    whose top may be the table in shade (`_top_may_be_shade`) may be one of their shadows: it is
+    whose top may be the table in shade (`top_may_be_shade`) may be one of their shadows: it is
     table here, and left out after if their shadows cover it (`_without_their_shadows`). One its
     shadows set at the low heights' end is taken on among a tower's (`_taller_by_its_shadows`)."""
     if not c.deep_lamps:
         return parts
     lit = [i for i, (_, fit) in parts.items()
-           if not _top_may_be_shade(c.lamplight, _top_colour(c.image, c.view, fit.top), c.table_colour)]
+           if not top_may_be_shade(c.lamplight, _top_colour(c.image, c.view, fit.top), c.table_colour)]
     out = dict(parts)
     for i in lit:
         p, fit = out[i]
@@ -3132,7 +2425,7 @@ def _shadow_height_cost(c: _Candidate, tops: list[TableRect], heights: list[floa
     view = c.view
 
     def filled(points_mm: np.ndarray, into: np.ndarray | None = None) -> np.ndarray:
-        return _fill_fine(np.zeros(c.blob.shape, np.uint8) if into is None else into, points_mm, c.origin, hull=True)
+        return fill_fine(np.zeros(c.blob.shape, np.uint8) if into is None else into, points_mm, c.origin, hull=True)
 
     boxes = []
     standing = np.zeros(c.blob.shape, np.uint8)
@@ -3188,7 +2481,7 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
     shadows the lit parts cast (on a gray mat a brick's shadow is a gray or black "plate")."""
     if c.lamplight is None:
         return parts
-    shade_like = [_top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in parts]
+    shade_like = [top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in parts]
     lit = [(TableRect.from_quad(b.footprint_mm), b.height_mm) for b, dark in zip(parts, shade_like) if not dark]
     if not lit or all(not dark for dark in shade_like):
         return parts
@@ -3197,7 +2490,7 @@ def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[Found
     # Where its top is seen, not its footprint: a shadow fitted as a tall box has its footprint
     # moved off the shade, onto the brick that casts it.
     return _outside_shadows(parts, shade_like, cast,
-                            lambda b: _fill_fine(np.zeros_like(c.blob), b.fit.top.corners(), c.origin))
+                            lambda b: fill_fine(np.zeros_like(c.blob), b.fit.top.corners(), c.origin))
 
 
 def _outside_shadows(blocks: list[FoundBlock], shade_like: list[bool], cast: np.ndarray,
@@ -3220,16 +2513,16 @@ def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock],
     it, or cut from it, is a black or gray "plate" on a gray mat). `table`: at COARSE_MM."""
     if lamplight is None or len(blocks) < 2:
         return blocks
-    shade_like = [_top_may_be_shade(lamplight, b.top_bgr, _table_under(b, table)) for b in blocks]
+    shade_like = [top_may_be_shade(lamplight, b.top_bgr, _table_under(b, table)) for b in blocks]
     if not any(shade_like) or all(shade_like):
         return blocks
     cast = np.zeros(table.shape[:2], np.uint8)
     for b in (b for b, dark in zip(blocks, shade_like) if not dark):
         for lamp in lamplight.deep:
-            _fill_coarse(cast, lamp.box_shadow(b.footprint_mm, b.height_mm))
+            fill_coarse(cast, lamp.box_shadow(b.footprint_mm, b.height_mm))
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
-    return _outside_shadows(blocks, shade_like, cast, lambda b: _fill_coarse(np.zeros_like(cast), b.footprint_mm))
+    return _outside_shadows(blocks, shade_like, cast, lambda b: fill_coarse(np.zeros_like(cast), b.footprint_mm))
 
 
 def _table_under(block: FoundBlock, table: np.ndarray) -> np.ndarray:
@@ -3239,7 +2532,7 @@ def _table_under(block: FoundBlock, table: np.ndarray) -> np.ndarray:
     return table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)]
 
 
-# A top that keeps the table's own tint this closely (log light, `_tint`) and LIGHT_SHADE_LEAST or
+# A top that keeps the table's own tint this closely (log light, `tint_of`) and LIGHT_SHADE_LEAST or
 # more of its light in every channel, but less than all of it, is the table in a light shadow: a
 # weak lamp's (a sixth of the light) on green felt, the room's own on white tiles. (On the dev
 # frames ten such tops were false blocks, tints 0.007-0.075; the true blocks darker than the
@@ -3253,9 +2546,9 @@ def _not_the_table_in_light_shade(blocks: list[FoundBlock], table: np.ndarray) -
     (LIGHT_SHADE_TINT, LIGHT_SHADE_LEAST). `table`: at COARSE_MM."""
     kept = []
     for b in blocks:
-        ratio = _light_ratio(np.asarray(b.top_bgr, np.float64), _table_light(np.asarray(_table_under(b, table), np.float64)))
+        ratio = light_over_table(np.asarray(b.top_bgr, np.float64), table_light_rgb(np.asarray(_table_under(b, table), np.float64)))
         light_shade = (LIGHT_SHADE_LEAST <= float(ratio.min()) and float(ratio.max()) < 1.0
-                       and float(np.linalg.norm(_tint(ratio))) < LIGHT_SHADE_TINT)
+                       and float(np.linalg.norm(tint_of(ratio))) < LIGHT_SHADE_TINT)
         if not light_shade:
             kept.append(b)
     return kept
@@ -3329,7 +2622,7 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_c
     if lamplight is None or block.height_mm < TALL_FROM_MM:
         return False
     dark, clear = lamplight.dark, lamplight.clear
-    standing = _fill_coarse(np.zeros(dark.shape, np.uint8), np.concatenate([block.footprint_mm, block.fit.top.corners()]),
+    standing = fill_coarse(np.zeros(dark.shape, np.uint8), np.concatenate([block.footprint_mm, block.fit.top.corners()]),
                             hull=True)
     grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
     standing = cv2.dilate(standing, np.ones((2 * grow + 1,) * 2, np.uint8))
@@ -3348,7 +2641,7 @@ def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_c
         shadow as long as the box is tall reaches its tip; a box read too tall casts a shadow
         that ends halfway: a brick 28.8 mm high fitted 41.6 mm, its shadow 0.36 as dark as the
         lamp's, its far half 0.13)."""
-        cast = _fill_coarse(np.zeros(dark.shape, np.uint8), lamp.box_shadow(block.footprint_mm, block.height_mm))
+        cast = fill_coarse(np.zeros(dark.shape, np.uint8), lamp.box_shadow(block.footprint_mm, block.height_mm))
         seen = (cast > 0) & (standing == 0) & (clear > 0)
         if np.count_nonzero(seen) * COARSE_MM ** 2 < SHADOW_SEEN_LEAST_MM2:
             return math.inf
@@ -3404,7 +2697,7 @@ def _cast_shade(c: _Candidate, boxes: list[tuple[TableRect, float]]) -> np.ndarr
     cast = np.zeros_like(c.blob)
     for footprint, height in boxes:
         for lamp in c.lamplight.lamps:
-            _fill_fine(cast, lamp.box_shadow(footprint.corners(), height), c.origin)
+            fill_fine(cast, lamp.box_shadow(footprint.corners(), height), c.origin)
     grow = int(round(CAST_SHADE_MARGIN_MM / FINE_MM))
     return cv2.dilate(cast, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2)) & c.maybe_shade
 

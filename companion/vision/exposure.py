@@ -21,7 +21,7 @@ CEILING = CLIPPED * 255.0  # an 8-bit value this high is the camera's ceiling, n
 PAPER_CLIPPED_SHARE = 0.5  # of the anchors' margin samples at the ceiling: the paper is clipped
 # The white margin printed around an anchor: the ring between squares this many modules across
 # about its centre (the marker is 6), clear of the black border's blur and of the paper's edge
-# (`blocks.paper_white` takes the colour reference from the same ring).
+# (`localtable.paper_white` takes the colour reference from the same ring).
 PAPER_RING_MODULES = (6.9, 7.7)
 _POINTS_A_SIDE = 8
 PAPER_CLIPPED_WARNING = ("the anchors' white paper reads at the camera's ceiling (overexposed): gray and white "

@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from companion.vision.colours import PAPER_ALBEDO, colour_distance
+from companion.vision.cutout import COARSE_MM, FINE_MM
 
 HANDS_WARNING = ("a hand or an arm over the table hides part of it: no block is read under it or beside it "
                  "(take it away and look again)")
@@ -150,3 +151,52 @@ def _whole(view: np.ndarray, palms: np.ndarray, differs: np.ndarray, as_wide: np
     _, labels = cv2.connectedComponents(body, connectivity=8)
     touching = np.unique(labels[palms > 0])
     return palms | np.isin(labels, touching[touching > 0]).astype(np.uint8)
+
+
+def skin_top(top_bgr: np.ndarray, wall_bgr: np.ndarray | None) -> bool:
+    """Whether a skin-toned top (BGR, under the paper's white balance) is skin: its walls
+    (likewise balanced; None where none shows) share its hue. A glossy brick's top is paled and
+    shifted towards the lamp's colour by its reflection; its walls keep the plastic's hue."""
+    return looks_like_skin(top_bgr) and (wall_bgr is None or _hue_apart_deg(top_bgr, wall_bgr) < SKIN_HUE_APART_DEG)
+
+
+def _hue_apart_deg(bgr_a: np.ndarray, bgr_b: np.ndarray) -> float:
+    """How far apart two colours' hues are, in degrees."""
+    pixels = np.clip(np.array([bgr_a, bgr_b], np.float32), 0, 255).astype(np.uint8).reshape(2, 1, 3)
+    hue = cv2.cvtColor(pixels, cv2.COLOR_BGR2HSV_FULL).reshape(2, 3)[:, 0].astype(float) * 360.0 / 256.0
+    apart = abs(hue[0] - hue[1])
+    return float(min(apart, 360.0 - apart))
+
+
+def looks_like_skin(bgr: np.ndarray) -> bool:
+    return bool(skin_toned(np.asarray(bgr, float).reshape(1, 3))[0])
+
+
+SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: a hand, an arm
+SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
+
+
+def hand_may_be_in_view(coarse: np.ndarray, table: np.ndarray, differs: np.ndarray, white: np.ndarray) -> bool:
+    """Whether the frame may show a hand: what differs from the table (`differs`, the coarse
+    view's mask) holds a hand's worth (HAND_MM2) of skin-toned pixels in one piece, under the
+    paper's white balance; or the table is skin-toned itself (wood: a hand over it hardly differs
+    from it, and the table tells nothing)."""
+    if float(np.mean(skin_toned_on_paper(table[::8, ::8].reshape(-1, 3), white))) > SKIN_SHARE:
+        return True
+    skin = differs.astype(bool)
+    if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
+        return False
+    skin[skin] = skin_toned_on_paper(coarse[skin], white)
+    if np.count_nonzero(skin) * COARSE_MM ** 2 < HAND_MM2:
+        return False
+    _, _, stats, _ = cv2.connectedComponentsWithStats(skin.astype(np.uint8), connectivity=8)
+    return bool((stats[1:, cv2.CC_STAT_AREA] * COARSE_MM ** 2 >= HAND_MM2).any())
+
+
+def mostly_skin(fine: np.ndarray, blob: np.ndarray, white: np.ndarray) -> bool:
+    """Whether a candidate as big as a hand is mostly skin-toned once the paper is made white (a
+    brick is smaller; and a glossy red brick's paled top is skin-toned too)."""
+    inside = fine[blob > 0]
+    if len(inside) * FINE_MM ** 2 < HAND_MM2:
+        return False
+    return bool(np.mean(skin_toned_on_paper(inside, white)) > SKIN_SHARE)

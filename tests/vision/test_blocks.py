@@ -16,12 +16,13 @@ from companion.setup_file import setup_to_toml
 from companion.state import BLOCKS_NOT_SEEN, MiniState, TableState
 from companion.synth.render import Renderer, linear_to_srgb as encode  # a webcam's sRGB curve, clipping at 1
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
-from companion.vision.blocks import (FAINT_SHARE, FINE_MM, FINER_APART, STUD_HOLE_MM2, BlockFinder, _arms,
-                                     _faint_candidates, _faint_parts, _small_holes_filled, _top_face, _BRICK_DISC,
-                                     _filled_pieces, colour_parts, stud_gaps_closed, to_block_states, union_outline)
+from companion.vision.blocks import (FAINT_SHARE, STUD_HOLE_MM2, BlockFinder, _arms, _faint_candidates, _faint_parts,
+                                     _top_face, _BRICK_DISC, stud_gaps_closed, to_block_states, union_outline)
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.brickfit import PLATE_MM, TableRect
+from companion.vision.colourparts import FINER_APART, colour_parts
 from companion.vision.colours import PAPER_ALBEDO, classify_colour, colour_distance
+from companion.vision.cutout import FINE_MM, filled_blobs, small_holes_filled
 from companion.vision.locator import Locator
 from companion.vision.tableview import TableView
 from companion.vision.touching import TABLE
@@ -206,13 +207,13 @@ def test_a_wall_top_with_a_row_of_stud_shadows_gives_arms_of_its_whole_width():
         cv2.circle(top, (x, 28), 4, 0, -1)  # stud shades, ~12 mm2 each
     for y in range(42, 112, 16):
         cv2.circle(top, (130, y), 4, 0, -1)
-    filled = _small_holes_filled(top, STUD_HOLE_MM2)
+    filled = small_holes_filled(top, STUD_HOLE_MM2)
     arms = sorted(_arms(filled, (0.0, 0.0)), key=lambda r: -max(r.half_mm))
     assert len(arms) == 2 and all(min(a.half_mm) * 2 == pytest.approx(8.0, abs=0.6) for a in arms)
     yard = np.ones((80, 80), np.uint8)
     yard[16:64, 16:64] = 0  # 24 x 24 mm inside a ring
     yard[0:6, 30:40] = 0  # a notch in its edge is no hole either
-    assert (_small_holes_filled(yard, STUD_HOLE_MM2) == yard).all()
+    assert (small_holes_filled(yard, STUD_HOLE_MM2) == yard).all()
 
 
 def test_a_narrow_top_notched_by_its_studs_starts_the_fit():
@@ -663,7 +664,7 @@ def test_a_glossy_orange_top_is_told_from_skin_by_its_walls():
     """Measured tops and walls (BGR under the paper's white balance): orange and red bricks 28.8 mm
     tall on the path-traced frames, whose tops the lamp paled into skin tones, and fingers of the
     ray-cast hands. A finger's sides are its top in shade; a brick's walls keep its plastic's hue."""
-    from companion.vision.blocks import skin_top
+    from companion.vision.hands import skin_top
 
     bricks = [([73, 174, 212], [58, 86, 178]), ([84, 192, 242], [66, 113, 177])]
     fingers = [([116, 142, 188], [122, 153, 201]), ([82, 99, 130], [65, 79, 104]), ([95, 113, 140], [60, 76, 98])]
@@ -677,7 +678,7 @@ def test_a_skin_toned_brick_under_the_lens_is_no_finger(monkeypatch):
     tones, as on three path-traced seed 1 tables) standing right under the camera: none of its
     walls show, and a skin-toned top with no wall seen was taken for a finger. A finger comes with
     its hand; a brick stands alone."""
-    from companion.vision.blocks import looks_like_skin
+    from companion.vision.hands import looks_like_skin
 
     nougat = (0.82, 0.57, 0.41)
     monkeypatch.setitem(LEGO_RGB, "nougat", nougat)  # (the palette the bricks are painted and named in)
@@ -696,7 +697,8 @@ def test_a_skin_toned_brick_under_the_lens_is_no_finger(monkeypatch):
 
 
 def test_a_hand_is_seen_in_a_frame_by_a_hands_worth_of_skin_in_one_piece_or_on_a_skin_toned_table():
-    from companion.vision.blocks import COARSE_MM, HAND_MM2, _hand_in_view
+    from companion.vision.cutout import COARSE_MM
+    from companion.vision.hands import HAND_MM2, hand_may_be_in_view
 
     white = np.full(3, PAPER_ALBEDO)  # the paper seen as paper: colours are judged as they are
     gray, skin = (128, 128, 128), (120, 160, 215)  # BGR
@@ -706,11 +708,11 @@ def test_a_hand_is_seen_in_a_frame_by_a_hands_worth_of_skin_in_one_piece_or_on_a
     side = int(np.ceil(np.sqrt(HAND_MM2) / COARSE_MM)) + 1  # a palm
     coarse[20:20 + side, 20:20 + side] = skin
     differs[20:20 + side, 20:20 + side] = 1
-    assert _hand_in_view(coarse, table, differs, white)
+    assert hand_may_be_in_view(coarse, table, differs, white)
     coarse[20:20 + side, 20:20 + side:4] = gray  # the same skin in strips (orange bricks side by side)
     differs[20:20 + side, 20:20 + side:4] = 0
-    assert not _hand_in_view(coarse, table, differs, white)
-    assert _hand_in_view(coarse, np.full_like(table, skin), differs, white)  # a wooden table tells nothing
+    assert not hand_may_be_in_view(coarse, table, differs, white)
+    assert hand_may_be_in_view(coarse, np.full_like(table, skin), differs, white)  # a wooden table tells nothing
 
 
 @pytest.mark.parametrize("from_foot_mm, height_mm", [(450.0, 19.2), (350.0, 28.8)])
@@ -719,7 +721,7 @@ def test_a_skin_toned_brick_whose_walls_share_its_hue_is_a_brick_where_no_hand_i
     """A nougat brick seen from aside: its walls in shade are its top's hue, darker, as a finger's
     sides are its skin in shade, and it was taken for a finger (so was a matte orange brick on a
     path-traced hard table, seed 0 table 0, no hand in the frame). A finger comes with its hand:
-    where the frame shows none (`_hand_in_view`), it is a brick."""
+    where the frame shows none (`hand_may_be_in_view`), it is a brick."""
     monkeypatch.setitem(LEGO_RGB, "nougat", (0.82, 0.57, 0.41))
     base, _ = rendered(3)
     x, y = _spot_seen_from_aside(base, from_foot_mm)
@@ -749,7 +751,7 @@ def test_a_minis_shadow_is_told_from_a_black_brick_where_the_table_has_a_hue(tab
     """Beside a mini a lamp's shadow is the table darker in every channel alike (a bluer sky may
     light it); black plastic is gray, darker in the table's brighter channels. On wood or felt
     the two differ; on a gray mat they do not, and the candidate stays a brick."""
-    from companion.vision.blocks import table_in_shade
+    from companion.vision.shade import table_in_shade
     from companion.vision.colours import srgb_to_linear
 
     warm = np.array([1.0, 0.86, 0.66])  # a 3000 K lamp after the camera's white balance
@@ -769,7 +771,7 @@ def test_a_shadow_pixel_is_told_from_a_bricks_wall_in_shade(table_albedo):
     """Pixel by pixel (a block's own shadow inside its candidate): the table darker in every
     channel alike is shade; a coloured brick's wall turned from the lamp is its plastic's hue,
     however dark, and black plastic stays a brick."""
-    from companion.vision.blocks import SHADE_TINT, shaded
+    from companion.vision.shade import SHADE_TINT, shaded
     from companion.vision.colours import srgb_to_linear
 
     warm = np.array([1.0, 0.86, 0.66])
@@ -794,7 +796,7 @@ def test_a_shadow_as_blue_as_the_minis_shadows_is_shade_and_black_plastic_is_not
     deep shadows measure the frame's shade tint (`frames_shade_tint`); a top tinted as they are,
     or on the way to them from the table's (a penumbra), may be shade. Black plastic, under half
     the deepest shadow's light, and a blue brick's wall turned from the lamp are not."""
-    from companion.vision.blocks import Lamplight, _top_may_be_shade, frames_shade_tint
+    from companion.vision.shade import Lamplight, frames_shade_tint, top_may_be_shade
     from companion.vision.colours import srgb_to_linear
     from companion.vision.lamps import FoundLamp, darkness
 
@@ -817,10 +819,10 @@ def test_a_shadow_as_blue_as_the_minis_shadows_is_shade_and_black_plastic_is_not
     assert tint is not None and tint[2] - tint[0] > 0.6  # (RGB, log) the shade is bluer than the table
     clear = np.ones((40, 40), np.uint8)
     with_tint, without = Lamplight((lamp,), dark, clear, tint), Lamplight((lamp,), dark, clear)
-    assert _top_may_be_shade(with_tint, deep, table_bgr) and _top_may_be_shade(with_tint, penumbra, table_bgr)
-    assert not _top_may_be_shade(without, deep, table_bgr)  # (what it was before)
-    assert not _top_may_be_shade(with_tint, black, table_bgr)
-    assert not _top_may_be_shade(with_tint, blue_wall, table_bgr)
+    assert top_may_be_shade(with_tint, deep, table_bgr) and top_may_be_shade(with_tint, penumbra, table_bgr)
+    assert not top_may_be_shade(without, deep, table_bgr)  # (what it was before)
+    assert not top_may_be_shade(with_tint, black, table_bgr)
+    assert not top_may_be_shade(with_tint, blue_wall, table_bgr)
 
 
 def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_slope_casts_it():
@@ -830,7 +832,9 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
     table: the tower, placed right, was dropped as a box with no shadow of its own. The far lamp
     with the same slope in the middle casts it where it is; a tower with no shadow at all under
     either is still no tower."""
-    from companion.vision.blocks import COARSE_MM, Lamplight, _fill_coarse, _no_shadow_of_its_own
+    from companion.vision.blocks import _no_shadow_of_its_own
+    from companion.vision.cutout import COARSE_MM, fill_coarse
+    from companion.vision.shade import Lamplight
     from companion.vision.lamps import FoundLamp
 
     width_mm, depth_mm = 1200.0, 800.0
@@ -847,7 +851,7 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
     for truth, has_a_shadow in ((far, True), (near, True), (None, False)):
         dark = np.zeros(shape, np.float32)
         if truth is not None:
-            dark = _fill_coarse(np.zeros(shape, np.uint8), truth.box_shadow(footprint.corners(), 86.4)).astype(np.float32) * 0.9
+            dark = fill_coarse(np.zeros(shape, np.uint8), truth.box_shadow(footprint.corners(), 86.4)).astype(np.float32) * 0.9
         assert _no_shadow_of_its_own(Lamplight((near,), dark, clear), tower) == (not has_a_shadow), truth
 
 
@@ -858,7 +862,9 @@ def test_a_tall_box_whose_shadow_ends_halfway_was_read_too_tall_and_a_pale_whole
     its far half was lit (0.13): the shadow ended where a 28.8 mm box's does. A box whose shadow
     under a lamp is dark only halfway casts no shadow of its own; one whose shadow is pale all the
     way to its tip, with another lamp's dark, does."""
-    from companion.vision.blocks import COARSE_MM, Lamplight, _fill_coarse, _no_shadow_of_its_own
+    from companion.vision.blocks import _no_shadow_of_its_own
+    from companion.vision.cutout import COARSE_MM, fill_coarse
+    from companion.vision.shade import Lamplight
     from companion.vision.lamps import FoundLamp
 
     shape = (int(800.0 / COARSE_MM), int(1200.0 / COARSE_MM))
@@ -871,7 +877,7 @@ def test_a_tall_box_whose_shadow_ends_halfway_was_read_too_tall_and_a_pale_whole
         """The darkness of a box `height_mm` high's shadows, each this share of its lamp's depth."""
         dark = np.zeros(shape, np.float32)
         for lamp, share in zip(lamps, shares):
-            cast = _fill_coarse(np.zeros(shape, np.uint8), lamp.box_shadow(footprint.corners(), height_mm))
+            cast = fill_coarse(np.zeros(shape, np.uint8), lamp.box_shadow(footprint.corners(), height_mm))
             dark = np.maximum(dark, cast.astype(np.float32) * lamp.depth * share)
         return Lamplight(lamps, dark, clear)
 
@@ -1501,7 +1507,8 @@ def test_touching_tops_of_near_colours_are_parted_by_the_finer_split():
 def _view_and_reach(top_from_foot_mm: float):
     """Scene 3's view, and a 2x2 brick top cast `top_from_foot_mm` from the camera's foot (away
     along +x of the foot), with where a box under it can show in a cut-out around both."""
-    from companion.vision.blocks import FINE_MM, _cast_reach
+    from companion.vision.blocks import _cast_reach
+    from companion.vision.cutout import FINE_MM
 
     base, _ = rendered(3)
     view = TableView(base.camera, base.pose)
@@ -1543,19 +1550,19 @@ def test_a_top_far_darker_than_the_lamps_deepest_shade_is_no_shade():
     """A black brick's top keeps 1-3% of a light table's light; the table in a lamp's shadow keeps
     the room's other light (the lamps found from the minis' shadows say how much). A top that
     could be shade by its tint but is far darker than any shade the lamps cast is a brick's."""
-    from companion.vision.blocks import Lamplight, _top_may_be_shade
+    from companion.vision.shade import Lamplight, top_may_be_shade
     from companion.vision.lamps import FoundLamp
 
     table = np.array([150.0, 165.0, 180.0])  # beige tiles (BGR)
     black, shade = np.array([11.0, 15.0, 17.0]), np.array([104.0, 115.0, 126.0])
     dark, clear = np.zeros((4, 4)), np.ones((4, 4), np.uint8)
     lamp = FoundLamp((0.0, 0.0, 1000.0), minis=6, dark_share=1.0, depth=0.6)
-    assert not _top_may_be_shade(Lamplight((lamp,), dark, clear), black, table)
-    assert _top_may_be_shade(Lamplight((lamp,), dark, clear), shade, table)
+    assert not top_may_be_shade(Lamplight((lamp,), dark, clear), black, table)
+    assert top_may_be_shade(Lamplight((lamp,), dark, clear), shade, table)
     # With no lamp found nothing says how deep a shade may be: both may be.
-    assert _top_may_be_shade(None, black, table) and _top_may_be_shade(None, shade, table)
+    assert top_may_be_shade(None, black, table) and top_may_be_shade(None, shade, table)
     # Two lamps whose shadows cross leave less light: deep enough for black, the floor goes.
-    assert _top_may_be_shade(Lamplight((lamp, replace(lamp, depth=0.39)), dark, clear), black, table)
+    assert top_may_be_shade(Lamplight((lamp, replace(lamp, depth=0.39)), dark, clear), black, table)
 
 
 @pytest.mark.slow
@@ -1587,7 +1594,8 @@ def test_the_lamps_search_masks_a_minis_tile_as_its_square_the_blocks_as_a_circl
     view, where a high lamp's short shadow of it falls; the blocks' mask keeps the circle round the
     tile's corners (a mini's parts there are no block). Both mask the tile and the base."""
     from companion.synth.sequences import bench_table
-    from companion.vision.blocks import COARSE_MM, mask_known, tile_side_mm
+    from companion.vision.cutout import COARSE_MM
+    from companion.vision.localtable import mask_known, tile_side_mm
     from companion.vision.tableview import window_size
     scene = bench_table(0, n_bricks=0)
     setup, view = scene.setup(), TableView(scene.camera, scene.pose)
@@ -1821,12 +1829,12 @@ def test_a_bricks_top_with_gaps_under_the_level_is_closed_but_not_the_speckled_t
     shade[46:60, 20:110] = 1  # its shadow beside it
     diff[46:60, 20:110] = 0.8 * level
     blob = ((diff > level) & (shade == 0)).astype(np.uint8)
-    assert not _filled_pieces(cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC))  # taken apart
+    assert not filled_blobs(cv2.morphologyEx(blob, cv2.MORPH_OPEN, _BRICK_DISC))  # taken apart
     closed = stud_gaps_closed(blob, diff, level, shade)
     assert closed is not None
     assert closed[31:45, 21:109].all()  # (a streak reaching its very edge leaves a notch a pixel deep)
     assert not closed[shade > 0].any() and not closed[:28].any() and not closed[:, :18].any()
-    pieces = _filled_pieces(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _BRICK_DISC))
+    pieces = filled_blobs(cv2.morphologyEx(closed, cv2.MORPH_OPEN, _BRICK_DISC))
     assert len(pieces) == 1 and pieces[0][top].mean() > 0.9  # (the opening rounds its corners)
     assert stud_gaps_closed(closed, diff, level, shade) is None  # nothing left to close
 

@@ -80,7 +80,7 @@ def test_a_lamp_is_placed_by_its_tile_shadows_even_where_the_minis_hide_half_of_
 
 def test_a_lamp_high_above_is_found_though_its_shadows_middles_lie_under_the_minis():
     """A lamp 65-70 degrees up throws a 16-32 mm mini's tile shadow 6-15 mm: its middle lies under
-    the mini's mask (a circle half the tile's diagonal and more, as `blocks.mask_known` draws it),
+    the mini's mask (a circle half the tile's diagonal and more, as `localtable.mask_known` draws it),
     only its far part is in view. Read there, the lamp is found (ray-cast tables lost half their
     main lamps so, and their bricks' shadows then read as walls: a 19.2 mm brick 48 mm high)."""
     rng = np.random.default_rng(5)
