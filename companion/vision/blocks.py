@@ -40,18 +40,21 @@ import numpy as np
 
 from companion.setup_file import MiniSpec, Setup, TableSpec
 from companion.state import BRICK_MM, BlockState, MiniState
-from companion.vision.brickfit import (GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_MM, STUD_MM, TOWER_HEIGHTS_MM, BoxFit,
-                                       TableRect, fit_box, snap_side, top_face)
+from companion.vision.brickfit import GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_MM, STUD_MM, BoxFit, TableRect, fit_box
+from companion.vision.blockshadows import (box_at, heights_by_their_shadows, low_instead, no_shadow_of_its_own,
+                                          not_the_table_in_light_shade, shade_cast_by, shadow_height_cost,
+                                          with_its_shadows, without_cast_shadows, without_their_shadows)
 from companion.vision.camera import CameraModel, TablePose
 from companion.vision.colourparts import (FINER_APART, MAX_PARTS, ColourParts, chroma_tolerance, chromaticity,
                                          colour_parts)
 from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, calibrating_shade, channel_sum_sqrt,
                                      clipped_top, colour_distance, frame_top_shade, light_ratio, naming_wall,
                                      walls_may_name)
-from companion.vision.cutout import (COARSE_MM, FINE_MM, MIN_AREA_MM2, coarse_at, crop_resized, fill_coarse,
-                                     fill_fine, filled_blob, filled_blobs, hull_fill, largest_piece, map_points,
-                                     pixels_mm, rect_mm, small_holes_filled)
+from companion.vision.cutout import (COARSE_MM, FINE_MM, MIN_AREA_MM2, coarse_at, crop_resized, fill_fine, filled_blob,
+                                     filled_blobs, hull_fill, largest_piece, map_points, pixels_mm, rect_mm,
+                                     small_holes_filled, top_colour_seen, top_points, top_samples)
 from companion.vision.fitmemory import FitMemory
+from companion.vision.foundblock import ALL_HEIGHTS_MM, TALL_FROM_MM, FoundBlock, snapped
 from companion.vision.hands import (HAND_MM2, SKIN_SHARE, hand_may_be_in_view, hand_regions, looks_like_skin,
                                     mostly_skin, skin_top, skin_toned_on_paper)
 from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
@@ -68,14 +71,11 @@ from companion.vision.under_mini import (REACH_MM, ROSTER_SIGMA_MM, TopUnder, fi
 MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 TOP_ALIKE_SHARE = 0.75  # of a top face's colour samples, near their median (a brick's top is one colour)
-SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
 BESIDE_NEAR_MM = 6.0  # pieces this close to what rises from beside the table belong to it
 # Near the camera's foot a low fit surer than this of its height stands at it; a less sure one is
 # taken as one brick (`_fit_one`).
 UNSEEN_CONFIDENCE = 0.6
-TALL_FROM_MM = 38.4  # a low fit this tall is tried again among every height up to a tower's
-ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
 TOWER_AGREEMENT = 0.9  # share of a tower's outline and surroundings its one box predicts right
 TOWER_CONTRAST = 30.0  # least colour distance of a tower's top from the table (8-bit levels)
 PLACED_COST_PER_POINT = 2.0 / 9.0  # ~2 nats per wrong independent sample, ~9 map points to one
@@ -123,34 +123,6 @@ _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
 _STUD_NOTCH_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (int(STUD_NOTCH_MM / FINE_MM),) * 2)
 _STUD_GAP_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))  # 2.5 mm: a stud's shaded rim, a glint
 STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
-
-
-@dataclass(frozen=True)
-class FoundBlock:
-    """One block found in a frame, in table mm, with its fit and the reasons for its confidence (the
-    table state keeps its values as a `BlockState`; the rules see it as a `rules.table.Block`)."""
-
-    footprint_mm: np.ndarray  # (N, 2) counter-clockwise: a brick's four corners, or a wall's outline
-    height_mm: float
-    color: str
-    silhouette_fit: float  # how well the fitted box explains the candidate's outline (`_silhouette_fit`)
-    height_confidence: float  # 0.5-1: share of the height's likelihood within half a brick
-    colour_confidence: float
-    studs: tuple[int, int] | None  # (long, short) when both sides snapped to brick sizes
-    fit: BoxFit
-    top_bgr: np.ndarray  # the top face's colour in the frame it was found in
-    reading: TopReading | None = None  # what its colour was named from (a wall's arms: its longest's)
-    hidden_under: int | None = None  # the mini that hides it whole (its extent a guess: `hidden_top`)
-
-    @property
-    def confidence(self) -> float:
-        return float(min(self.silhouette_fit, self.height_confidence, 0.5 + 0.5 * self.colour_confidence))
-
-    @property
-    def height_range_mm(self) -> tuple[float, float]:
-        """Where its top may be, from its fit's height likelihood (`BoxFit.height_range_mm`)."""
-        low, high = self.fit.height_range_mm
-        return min(low, self.height_mm), max(high, self.height_mm)
 
 
 class BlockFinder:
@@ -276,8 +248,8 @@ class BlockFinder:
         # under an arm was read again beside it, taller).
         if self.hands_over_table:
             blocks = [b for b in blocks if not _top_on_hands(b, hands, pose.camera_centre_mm)]
-        blocks = _without_cast_shadows(self._lamplight, blocks, table)
-        blocks = _not_the_table_in_light_shade(blocks, table)
+        blocks = without_cast_shadows(self._lamplight, blocks, table)
+        blocks = not_the_table_in_light_shade(blocks, table)
         blocks = _not_the_tables_pattern(image, view, self.setup, minis, blocks, level)
         blocks = _not_inside_a_taller(blocks)
         blocks = self._under_minis(image, view, minis, blocks, table, level, white, white_table, frame_heights or {},
@@ -397,7 +369,7 @@ class BlockFinder:
         its extent guessed (HIDDEN_FIT: as sure as that), its colour unknown ("")."""
         fit = _fit_under(view, mini.z_mm - spec.marker_height, mini.z_sigma_mm, top)
         return FoundBlock(top.top.corners(), top.height_mm, "", HIDDEN_FIT, fit.height_confidence, 0.0,
-                          _snapped(top.top)[1], fit, _top_colour(image, view, fit.top), None, hidden_under=mini.id)
+                          snapped(top.top)[1], fit, top_colour_seen(image, view, fit.top), None, hidden_under=mini.id)
 
     def _block_under(self, image: np.ndarray, view: TableView, measured_mm: float, z_sigma_mm: float, top: TopUnder,
                      table_bgr: np.ndarray, level: float, white: np.ndarray, white_table: float) -> FoundBlock | None:
@@ -413,7 +385,7 @@ class BlockFinder:
         table_fine = np.empty((h_px, w_px, 3), np.float32)
         table_fine[:] = table_bgr
         blob = fill_fine(np.zeros((h_px, w_px), np.uint8), corners, (x0, y0))
-        c = _Candidate(image, view, _sampler(image, view), fine, colour_distance(fine, table_fine, blur_px=0.8), blob,
+        c = Candidate(image, view, _sampler(image, view), fine, colour_distance(fine, table_fine, blur_px=0.8), blob,
                        table_fine, (x0, y0), level, white, white_table, self.palette, self._lamplight, self._hand_seen)
         named = _named(c, top.samples_bgr, fit)
         if named is None:
@@ -421,7 +393,7 @@ class BlockFinder:
         top_bgr, colour, colour_conf, reading = named
         # (named as any top first; named again in the frame's light as one the mini may shade)
         return FoundBlock(top.top.corners(), top.height_mm, colour, top.explained, fit.height_confidence, colour_conf,
-                          _snapped(top.top)[1], fit, top_bgr, replace(reading, shaded_by_a_mini=True))
+                          snapped(top.top)[1], fit, top_bgr, replace(reading, shaded_by_a_mini=True))
 
     def _leave_out_shadows(self, coarse: np.ndarray, table: np.ndarray, clear: np.ndarray,
                            minis: tuple[MiniState, ...], view: TableView,
@@ -515,7 +487,7 @@ class BlockFinder:
             # whole as a black brick would be, and a brick's shadow may be split off it as a part
             # of the table's colour.
             # A tall box with no shadow of its own is none, or the low one its fit answers too.
-            lit = [b if not _no_shadow_of_its_own(self._lamplight, b) else _low_instead(view, b) for b in found]
+            lit = [b if not no_shadow_of_its_own(self._lamplight, b) else low_instead(view, b) for b in found]
             return [b for b in lit if b is not None and not table_in_shade(b.top_bgr, table, white)]
 
         found = fits(shade)
@@ -576,7 +548,7 @@ class BlockFinder:
                     over_the_shade = (cut_shade is not None
                                       and light_over_table(np.asarray(b.top_bgr, float), cut_shade).min() > LIT_RATIO)
                     return ((over_the_shade or not top_may_be_shade(self._lamplight, b.top_bgr, table))
-                            and not _no_shadow_of_its_own(self._lamplight, b))
+                            and not no_shadow_of_its_own(self._lamplight, b))
 
                 lit = [b for b in lit if stands(b)]
                 if lit and found and min(b.silhouette_fit for b in lit) <= max(b.silhouette_fit for b in found):
@@ -649,11 +621,11 @@ class BlockFinder:
 
     def _candidate(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                    blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
-                   level: float, white: np.ndarray, white_table: float) -> "_Candidate":
+                   level: float, white: np.ndarray, white_table: float) -> "Candidate":
         """One part of a cut-out (`blob`, filled) to fit, the table read where `shade` is."""
         if shade.any():
             sample = _table_in_shade_sampler(sample, shade, table_fine, origin)
-        return _Candidate(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table,
+        return Candidate(image, view, sample, fine, diff, blob, table_fine, origin, level, white, white_table,
                           self.palette, self._lamplight, self._hand_seen)
 
     def _fit_piece(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
@@ -676,9 +648,9 @@ class BlockFinder:
             # the whole outline is taken when it explains the outline better.
             tower = _fit_tower(c, one)
             tall = tower if tower is not None else one
-            if not _no_shadow_of_its_own(c.lamplight, tall) or _low_instead(c.view, tall) is not None:
+            if not no_shadow_of_its_own(c.lamplight, tall) or low_instead(c.view, tall) is not None:
                 return [tall]
-            if tall is not one and not _no_shadow_of_its_own(c.lamplight, one):
+            if tall is not one and not no_shadow_of_its_own(c.lamplight, one):
                 # The outline's tower casts no shadow of its own where the box fitted first does:
                 # that box (a blue tower 86.4 mm high near the camera's foot, fitted 67.2 mm by its
                 # walls and shadows, its outline's tower 99.2 mm, dropped, and the tower fitted
@@ -737,7 +709,7 @@ class BlockFinder:
                     return [tower]
                 if towers_courses() > parts_as_reported:
                     return [tower]
-            kept = _without_their_shadows(c, parts)
+            kept = without_their_shadows(c, parts)
             if len(kept) == 1 < len(parts):
                 return _alone_without_its_shadow(c, split, kept[0])
             return kept
@@ -763,7 +735,7 @@ class BlockFinder:
         return bricks if _each_a_brick_of_its_own(c, bricks) else []
 
 
-def _its_parts_alone(c: "_Candidate", split: "ColourParts | None") -> list[FoundBlock]:
+def _its_parts_alone(c: "Candidate", split: "ColourParts | None") -> list[FoundBlock]:
     """Each colour part of a candidate (`split`'s cores) fitted alone on its own outline, as one
     low brick: a gray 1x6 brick 28.8 mm high with a blue and a green brick 9.6 mm high beside it
     on green felt, their tops mostly behind it, had the only core, and its outline with theirs in
@@ -788,11 +760,11 @@ def _its_parts_alone(c: "_Candidate", split: "ColourParts | None") -> list[Found
 FINER_TOPS_LIGHT = 0.35
 
 
-def _the_rest_their_shade(c: "_Candidate", split: "ColourParts", bricks: list[FoundBlock]) -> bool:
+def _the_rest_their_shade(c: "Candidate", split: "ColourParts", bricks: list[FoundBlock]) -> bool:
     """Whether the parts of a split that gave no brick are the bricks' own walls or shadows in
     shade: darker than the table, and within the bricks' silhouettes or where they cast shade."""
     boxes = [(b.fit.footprint, b.fit.top) for b in bricks]
-    cast = _cast_shade(c, [(b.fit.footprint, b.height_mm) for b in bricks])
+    cast = shade_cast_by(c, [(b.fit.footprint, b.height_mm) for b in bricks])
     table_light = float(linear_light(np.asarray(c.table_colour, np.float64)).sum())
     for core in split.cores:
         if _part_stood(c, core, bricks):
@@ -809,14 +781,14 @@ def _the_rest_their_shade(c: "_Candidate", split: "ColourParts", bricks: list[Fo
 REST_EXPLAINED = 0.9
 
 
-def _each_a_brick_of_its_own(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
+def _each_a_brick_of_its_own(c: "Candidate", bricks: list[FoundBlock]) -> bool:
     """Whether none of the bricks a split gave is another's wall in shade (`_a_wall_of_another`)
     or has a top that may be the table in shade (a brick's shadow split off as a dark part)."""
     return not (_a_wall_of_another(c, bricks)
                 or any(top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in bricks))
 
 
-def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
+def _a_wall_of_another(c: "Candidate", bricks: list[FoundBlock]) -> bool:
     """Whether two parts of a finer split are colours the usual margin joins (`chroma_tolerance`)
     and one has under FINER_TOPS_LIGHT of the other's light: a brick's top and its own wall in
     deep shade, not two tops facing the same lamp."""
@@ -832,7 +804,7 @@ def _a_wall_of_another(c: "_Candidate", bricks: list[FoundBlock]) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class _Candidate:
+class Candidate:
     """One candidate as the fits see it: the frame and its view, the candidate's cut-out at FINE_MM
     (`fine`, its colour distance from the table `diff`, its outline `blob`, the table under it), and
     the levels of the frame (the distance that counts, the anchors' paper white)."""
@@ -911,10 +883,10 @@ class _Candidate:
 
 # --- the fits a candidate is tried with ------------------------------------------------------------
 
-def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBlock], float, float]:
+def _fit_parts(c: Candidate, split: "ColourParts | None") -> tuple[list[FoundBlock], float, float]:
     """A candidate of touching bricks split by colour (`colour_parts`), the bricks fitted
     together on the colour map (`touching.fit_touching`: each hides part of its neighbours) and
-    set where their shadows rule their heights out (`_heights_by_their_shadows`), the
+    set where their shadows rule their heights out (`heights_by_their_shadows`), the
     share of the map's points that fit predicts right among the low heights (what a tower's fit is
     weighed against), and the share the bricks as reported
     predict right (a brick's walls may have moved it; a part that is no brick predicts nothing).
@@ -960,7 +932,7 @@ def _fit_parts(c: _Candidate, split: "ColourParts | None") -> tuple[list[FoundBl
         bricks[i] = (p, fit)
     blocks = []
     reported: dict[int, tuple[TableRect, float]] = {}  # the parts' boxes as reported
-    for i, (p, fit) in _heights_by_their_shadows(c, bricks).items():
+    for i, (p, fit) in heights_by_their_shadows(c, bricks).items():
         mask = masks[i]
         top = fit.top
         # Its colour where its own top shows (a taller neighbour may cover the rest of it).
@@ -990,13 +962,13 @@ SURE_ONE_COLOUR = 0.95  # a box's top named less surely may be two bricks of nea
 TWO_COLOURS_SPREAD = 4.0
 
 
-def _top_spans_two_colours(c: _Candidate, one: FoundBlock) -> bool:
+def _top_spans_two_colours(c: Candidate, one: FoundBlock) -> bool:
     """Whether a box's top, sampled, spans more chromaticity than one brick's (TWO_COLOURS_SPREAD)."""
-    chroma = chromaticity(_top_samples(c.image, c.view, one.fit.top))
+    chroma = chromaticity(top_samples(c.image, c.view, one.fit.top))
     return float((np.percentile(chroma, 90, axis=0) - np.percentile(chroma, 10, axis=0)).max()) >= TWO_COLOURS_SPREAD
 
 
-def _two_colours_instead(c: _Candidate, one: FoundBlock) -> list[FoundBlock]:
+def _two_colours_instead(c: Candidate, one: FoundBlock) -> list[FoundBlock]:
     """Touching bricks of near colours where one box explained the outline (an orange and a
     yellow brick of a height, one box over both named orange, not surely): the bricks split by
     colour (`_fit_parts`), each named another colour and a brick of its own, where they explain the
@@ -1012,7 +984,7 @@ def _two_colours_instead(c: _Candidate, one: FoundBlock) -> list[FoundBlock]:
     return parts if as_reported > as_one else []
 
 
-def _without_table_in_shade(c: _Candidate, split: "ColourParts | None") -> "ColourParts | None":
+def _without_table_in_shade(c: Candidate, split: "ColourParts | None") -> "ColourParts | None":
     """A colour split of more parts than are fitted (MAX_PARTS) without those that are the table
     in shade (`table_in_shade`, which tells shade from black plastic where the table has a hue: a
     brick's shadow on felt is the felt's colour darker, a colour of its own), scored as table;
@@ -1036,8 +1008,8 @@ def _without_table_in_shade(c: _Candidate, split: "ColourParts | None") -> "Colo
     return ColourParts([split.cores[i] for i in kept], labels)
 
 
-def _alone_without_its_shadow(c: _Candidate, split: "ColourParts", brick: FoundBlock) -> list[FoundBlock]:
-    """A brick split by colour from parts that were its shadows (`_without_their_shadows`),
+def _alone_without_its_shadow(c: Candidate, split: "ColourParts", brick: FoundBlock) -> list[FoundBlock]:
+    """A brick split by colour from parts that were its shadows (`without_their_shadows`),
     fitted again alone on its own colour's outline: the touching fit had placed it beside
     "bricks" that hid part of it (a green 1x4 brick 9.6 mm high beside its shadow on gray tiles
     read 22.4 mm, its top pushed onto the shadow). As first fitted where that gives nothing.
@@ -1047,14 +1019,14 @@ def _alone_without_its_shadow(c: _Candidate, split: "ColourParts", brick: FoundB
     return [alone if alone is not None else brick]
 
 
-def _part_outline(c: _Candidate, split: "ColourParts", part: int) -> np.ndarray | None:
+def _part_outline(c: Candidate, split: "ColourParts", part: int) -> np.ndarray | None:
     """One colour part's own outline in the candidate (its points, opened by a brick's narrowest
     side, the largest piece filled), to fit it alone; None where nothing that broad is left."""
     return filled_blob(cv2.morphologyEx(((split.labels == part) & (c.blob > 0)).astype(np.uint8), cv2.MORPH_OPEN,
                                     _BRICK_DISC))
 
 
-def _part_under(c: _Candidate, split: "ColourParts", block: FoundBlock) -> int:
+def _part_under(c: Candidate, split: "ColourParts", block: FoundBlock) -> int:
     """The part of a split whose core lies most under a block's top or footprint (a top the fit
     pushed onto a neighbour's part still stands on its own part)."""
     own = fill_fine(np.zeros_like(c.blob), block.fit.top.corners(), c.origin)
@@ -1065,14 +1037,14 @@ def _part_under(c: _Candidate, split: "ColourParts", block: FoundBlock) -> int:
 PART_SHADE_SHARE = 0.2  # a part this much of which may be the table in shade may have taken in a shadow
 
 
-def _part_stood(c: _Candidate, core: np.ndarray, stood: list[FoundBlock]) -> bool:
+def _part_stood(c: Candidate, core: np.ndarray, stood: list[FoundBlock]) -> bool:
     """Whether a part's core has its middle under the top of a brick that stood."""
     ys, xs = np.nonzero(core)
     middle = tuple(float(v) for v in pixels_mm(xs, ys, c.origin).mean(axis=0))
     return any(cv2.pointPolygonTest(b.fit.top.corners().astype(np.float32), middle, False) >= 0 for b in stood)
 
 
-def _shade_cuts(c: _Candidate, split: "ColourParts", stood: list[FoundBlock]) -> list["ColourParts"]:
+def _shade_cuts(c: Candidate, split: "ColourParts", stood: list[FoundBlock]) -> list["ColourParts"]:
     """The colour split with what may be the table in shade (`maybe_shade`) taken out of the parts
     that are PART_SHADE_SHARE of it or more, and scored as table: first only where the part's own
     walls cannot show (between the rest of it and the camera's foot: a black brick's walls pass for
@@ -1107,11 +1079,11 @@ def _hidden_by_a_taller(part: Placed, placed: list[Placed], foot_mm: np.ndarray)
     return any(p is not part and p.height_mm > part.height_mm and reach(p) < reach(part) for p in placed)
 
 
-def _a_tower_stands(c: _Candidate) -> bool:
+def _a_tower_stands(c: Candidate) -> bool:
     """Whether the tower fitted to the candidate's outline (`outline_tower`) stands: found, and
-    casting a shadow of its own where the lamps found would throw one (`_no_shadow_of_its_own`)."""
+    casting a shadow of its own where the lamps found would throw one (`no_shadow_of_its_own`)."""
     tower = c.outline_tower
-    return tower is not None and not _no_shadow_of_its_own(c.lamplight, tower)
+    return tower is not None and not no_shadow_of_its_own(c.lamplight, tower)
 
 
 SAME_PLACE_IOU = 0.7  # a touching brick's walls may move its placement, not put it elsewhere
@@ -1138,7 +1110,7 @@ def _same_place(a: TableRect, b: TableRect) -> bool:
     return union > 0 and inter / union >= SAME_PLACE_IOU
 
 
-def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
+def _fit_tower(c: Candidate, against: FoundBlock | None = None) -> FoundBlock | None:
     """A tall box fitted to the candidate's outline alone (`touching.fit_touching` with one
     part): a tower's walls show a band per brick, in as many colours, which no profile of one
     wall colour explains; its top is its own colour, at the outline's far end. With `against`
@@ -1178,7 +1150,7 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
     if named is None:
         return None
     block = _placed_block(placed, fit, named)
-    if _no_shadow_of_its_own(c.lamplight, block) or placed.height_mm >= max(ALL_HEIGHTS_MM):
+    if no_shadow_of_its_own(c.lamplight, block) or placed.height_mm >= max(ALL_HEIGHTS_MM):
         # Too tall for the shadow it casts (its outline read long: a 73.6 mm tower at 89.6 mm,
         # whose shadow's far part then lies on lit table): the height its shadows and its
         # outline agree on, its top where it is seen, if that is a tower casting its shadow.
@@ -1186,14 +1158,14 @@ def _fit_tower(c: _Candidate, against: FoundBlock | None = None) -> FoundBlock |
         # off, and a tower's long shadow then tells its height worse than its outline does. But
         # an outline that asks for the tallest tower there is has more than the tower in it (a
         # shadow towards the camera's foot: 96 and 99.2 mm towers read 124.8, their tops off).
-        shadowed = _with_its_shadows(c, fit, top_pinned=True)
+        shadowed = with_its_shadows(c, fit, top_pinned=True)
         again = _placed_block(replace(placed, footprint=shadowed.footprint, height_mm=shadowed.height_mm), shadowed, named)
-        if shadowed.height_mm >= TALL_FROM_MM and not _no_shadow_of_its_own(c.lamplight, again, pale_counts=False):
+        if shadowed.height_mm >= TALL_FROM_MM and not no_shadow_of_its_own(c.lamplight, again, pale_counts=False):
             return again
     return block
 
 
-def _tall_on_outline(c: _Candidate) -> Placed | None:
+def _tall_on_outline(c: Candidate) -> Placed | None:
     """`_fit_tower`'s search without `against`: each face that may be a tower's top, the tall box
     under it that explains its outline best, where the outline can tell its height."""
     view = c.view
@@ -1208,7 +1180,7 @@ def _tall_on_outline(c: _Candidate) -> Placed | None:
     return best
 
 
-def _placed_tall(c: _Candidate, start: TableRect, outline: np.ndarray
+def _placed_tall(c: Candidate, start: TableRect, outline: np.ndarray
                  ) -> tuple[Placed, np.ndarray, np.ndarray] | None:
     """One box from a top `start` fitted to an outline (uint8 mask of the cut-out) among every
     height up to a tower's: (the placement, the map's points and labels), or None when it does not
@@ -1222,7 +1194,7 @@ def _placed_tall(c: _Candidate, start: TableRect, outline: np.ndarray
     return placed, points, labels
 
 
-def _tower_tops(c: _Candidate) -> list[TableRect]:
+def _tower_tops(c: Candidate) -> list[TableRect]:
     """Where a tower's top may be, as cast rectangles, likeliest first: the brightest face, the
     face at the outline's far end from the camera's foot, then each colour's lit face (the part
     whose colour is the top's), furthest from the foot first; brick-sized ones only, each once."""
@@ -1280,7 +1252,7 @@ def _half_contrast(diff: np.ndarray, blob: np.ndarray, level: float) -> float:
     return max(level, 0.5 * float(np.median(diff[blob > 0])))
 
 
-def _hull_outline(c: _Candidate) -> np.ndarray:
+def _hull_outline(c: Candidate) -> np.ndarray:
     """A tall box's outline as the camera casts it: cut at half the candidate's contrast (where a
     blurred edge truly is: cut lower, both ends grow a millimetre or two and the box that fits
     them is a few bricks too tall) and filled to its convex hull (a box's cast is convex; a band
@@ -1293,7 +1265,7 @@ def _hull_outline(c: _Candidate) -> np.ndarray:
     return hull
 
 
-def _far_top(c: _Candidate) -> np.ndarray | None:
+def _far_top(c: Candidate) -> np.ndarray | None:
     """A tall box's top face in a candidate's cut-out, found by where it must be: seen from the
     camera, the top is cast furthest from the camera's foot. The face of the far end's colour
     that reaches the far end, cut at its own brightness (the top is lit, its walls are not).
@@ -1323,7 +1295,7 @@ def _far_top(c: _Candidate) -> np.ndarray | None:
     return _lit_part(face, value, float(np.percentile(inside, 85)), float(np.percentile(inside, 10)))
 
 
-def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
+def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
     """One box fitted to the candidate: a low one, or (`tall`) one of a tower's heights where no
     low box explains it."""
     fine, diff, blob, level, origin = c.fine, c.diff, c.blob, c.level, c.origin
@@ -1347,10 +1319,10 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
     def scored(option: BoxFit) -> tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None:
         """A box fit as (how well it explains the outline, the fit, its footprint snapped to
         bricks, its studs); None for a tower whose sides are no brick's (a painted mini's body)."""
-        footprint, studs = _snapped(option.footprint)
+        footprint, studs = snapped(option.footprint)
         if option.height_mm > max(HEIGHTS_MM) and studs is None:
             return None
-        return (_silhouette_fit(blob, [(footprint, option.top)], origin, _cast_shade(c, [(footprint, option.height_mm)])),
+        return (_silhouette_fit(blob, [(footprint, option.top)], origin, shade_cast_by(c, [(footprint, option.height_mm)])),
                 option, footprint, studs)
 
     # Up to five bricks first; a fit that does not explain the outline (or wants more) is
@@ -1369,12 +1341,12 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
         if fit is None:
             continue
         as_fitted = fit
-        shadowed = _with_its_shadows(c, fit)
+        shadowed = with_its_shadows(c, fit)
         past_the_range = shadowed.height_mm >= max(HEIGHTS_MM)
         if looked_down_on and low and (past_the_range or shadowed.height_confidence < UNSEEN_CONFIDENCE):
             # Neither its walls nor its shadows tell: one brick, the likeliest block, its height
             # likelihood kept (its confidence then says how unsure it is).
-            shadowed = _box_at(c.view, shadowed, BRICK_MM, shadowed.height_cost)
+            shadowed = box_at(c.view, shadowed, BRICK_MM, shadowed.height_cost)
         options = [shadowed]
         if top is not None and shadowed.height_mm != fit.height_mm and not _table_lit(c, top):
             # Its shadows say it is lower than the fit: what the fit took for a wall was shadow, and
@@ -1383,7 +1355,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
             # silhouette at the taller height gives it a smaller top than the one seen (path
             # traced, an orange tower 99.2 mm high and a 2x2 brick 28.8 mm high, their tops seen,
             # explained their outlines only under those tops, and were lost).
-            options.append(_box_at(c.view, fit, shadowed.height_mm, shadowed.height_cost, top_pinned=True))
+            options.append(box_at(c.view, fit, shadowed.height_mm, shadowed.height_cost, top_pinned=True))
         explained = [s for s in map(scored, options) if s is not None]
         if not explained:
             continue
@@ -1426,7 +1398,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
         # (path traced, a gray 1x4 brick 28.8 mm high, no top standing out, its silhouette widened
         # by the shadow beside its near wall: fitted 38.4 mm high and a brick wide, 28.8 by its
         # shadows and 13 mm wide, and lost): the top where the fit placed it, at the shadows' height.
-        pinned = scored(_box_at(c.view, best_as_fitted, fit.height_mm, fit.height_cost, top_pinned=True))
+        pinned = scored(box_at(c.view, best_as_fitted, fit.height_mm, fit.height_cost, top_pinned=True))
         if pinned is not None and pinned[0] >= MIN_SILHOUETTE_FIT and (seen := _top_seen(c, pinned[1])) is not None:
             iou, fit, footprint, studs = pinned
     if seen is None:
@@ -1436,7 +1408,7 @@ def _fit_one(c: _Candidate, tall: bool = True) -> FoundBlock | None:
                       top_bgr, reading)
 
 
-def _pinned_under_top(c: _Candidate, fit: BoxFit, top: TableRect, scored: Callable[[BoxFit], tuple | None]
+def _pinned_under_top(c: Candidate, fit: BoxFit, top: TableRect, scored: Callable[[BoxFit], tuple | None]
                       ) -> tuple | None:
     """`_fit_one`'s scored box (`scored`) under a top seen: at the fit's height where that explains
     the outline, else at the lowest height that explains it best (the outline does not rule out a
@@ -1445,7 +1417,7 @@ def _pinned_under_top(c: _Candidate, fit: BoxFit, top: TableRect, scored: Callab
     where every height explains it alike (it tells no height: a low dark patch under a
     tower's fit)."""
     def under(height_mm: float, height_cost: dict[float, float]) -> tuple | None:
-        return scored(_box_at(c.view, replace(fit, top=top), height_mm, height_cost, top_pinned=True))
+        return scored(box_at(c.view, replace(fit, top=top), height_mm, height_cost, top_pinned=True))
 
     at_fit = under(fit.height_mm, fit.height_cost)
     if at_fit is not None and at_fit[0] >= MIN_SILHOUETTE_FIT:
@@ -1462,19 +1434,19 @@ def _pinned_under_top(c: _Candidate, fit: BoxFit, top: TableRect, scored: Callab
     return iou, replace(box, height_cost=height_cost), footprint, studs
 
 
-def _top_seen(c: _Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.ndarray, str, float, TopReading] | None:
+def _top_seen(c: Candidate, fit: BoxFit, inset_mm: float = 1.0) -> tuple[np.ndarray, str, float, TopReading] | None:
     """A fitted top's colour (BGR), its name and confidence; None when it is skin, the table, or
     not one colour."""
-    points = _top_points(fit.top, inset_mm)
+    points = top_points(fit.top, inset_mm)
     # Its hue is judged further in: a webcam keeps colour at half its resolution (JPEG's 4:2:0)
     # and blurs it more, so a narrow top's edge rows take the table's hue a pixel or two in.
     mm_per_px = 1.0 / math.sqrt(abs(float(np.linalg.det(c.view.px_per_mm(fit.top.centre)))))
     hue_inset_mm = max(inset_mm, CHROMA_EDGE_PX * mm_per_px)
-    hue_samples = None if hue_inset_mm <= inset_mm else c.view.sample(c.image, _top_points(fit.top, hue_inset_mm))
+    hue_samples = None if hue_inset_mm <= inset_mm else c.view.sample(c.image, top_points(fit.top, hue_inset_mm))
     return _named(c, c.view.sample(c.image, points), fit, _differing_share(c, points), hue_samples)
 
 
-def _differing_share(c: _Candidate, points_mm: np.ndarray) -> float:
+def _differing_share(c: Candidate, points_mm: np.ndarray) -> float:
     """The share of table points (N, 2) where the candidate's cut-out differs from the table by
     the level that counts (outside the cut-out: none)."""
     px = _fine_pixels(points_mm, c.origin)
@@ -1489,7 +1461,7 @@ def _fine_pixels(points_mm: np.ndarray, origin_mm: tuple[float, float]) -> np.nd
     return np.round((np.asarray(points_mm) - np.asarray(origin_mm)) / FINE_MM - 0.5).astype(int)
 
 
-def _named(c: _Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0,
+def _named(c: Candidate, samples: np.ndarray, fit: BoxFit, outlined: float = 1.0,
            hue_samples: np.ndarray | None = None) -> tuple[np.ndarray, str, float, TopReading] | None:
     """`_top_seen` from colours (N, 3) BGR sampled on the top face; `outlined`: the share of them
     where the frame differs from the table (`_differing_share`); `hue_samples`: those its hue
@@ -1570,7 +1542,7 @@ def _named_in_frames_light(blocks: list[FoundBlock], palette: dict[str, tuple[fl
     return named
 
 
-def _wall_colour(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
+def _wall_colour(c: Candidate, fit: BoxFit) -> np.ndarray | None:
     """The median colour (BGR) of a fitted box's walls that the camera sees (those facing its
     foot), sampled across the middle of each wall's cast band, clear of its blurred edges and
     its corners; None when no wall is seen wide enough (under the lens, a plate)."""
@@ -1591,7 +1563,7 @@ def _wall_colour(c: _Candidate, fit: BoxFit) -> np.ndarray | None:
     return np.median(c.view.sample(c.image, np.concatenate(points)[None])[0], axis=0)
 
 
-def _fit_arms(c: _Candidate) -> list[FoundBlock]:
+def _fit_arms(c: Candidate) -> list[FoundBlock]:
     """A wall that turns, fitted arm by arm: the arms are the straight runs of its top face (or
     of its outline where no top stands out), each fitted as a box whose profiles leave out
     where the other arms join it; arms of one colour make one block, its footprint their union."""
@@ -1608,7 +1580,7 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         seen = _top_seen(c, fit)
         if seen is None:
             return []
-        parts.append(_Arm(fit, _snapped(fit.footprint)[0], *seen))
+        parts.append(_Arm(fit, snapped(fit.footprint)[0], *seen))
     if c.parts is None and len({p.colour for p in parts}) > 1:
         # The cut-out is one colour (its split found no second): its arms' tops named apart are
         # one colour read under the light's falloff along the wall (a path-traced orange ring read
@@ -1622,7 +1594,7 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
     for colour in dict.fromkeys(p.colour for p in parts):
         same = [p for p in parts if p.colour == colour]
         iou = _silhouette_fit(blob, [(p.footprint, p.fit.top) for p in same], origin,
-                              _cast_shade(c, [(p.footprint, p.fit.height_mm) for p in same]))
+                              shade_cast_by(c, [(p.footprint, p.fit.height_mm) for p in same]))
         if iou < MIN_SILHOUETTE_FIT * len(same) / len(parts):
             return []  # the arms do not explain the wall
         longest = max(same, key=lambda p: max(p.footprint.half_mm))
@@ -1630,8 +1602,8 @@ def _fit_arms(c: _Candidate) -> list[FoundBlock]:
         # likelihoods) added.
         common = sorted(set.intersection(*(set(p.fit.height_cost) for p in same)))
         cost = {h: sum(p.fit.height_cost[h] for p in same) for h in common}
-        # and the shadows the wall casts, as a box's answer to them (`_with_its_shadows`)
-        shadows = _shadow_height_cost(c, [p.fit.top for p in same], common)
+        # and the shadows the wall casts, as a box's answer to them (`with_its_shadows`)
+        shadows = shadow_height_cost(c, [p.fit.top for p in same], common)
         if shadows is not None:
             cost = {h: v + float(extra) for (h, v), extra in zip(cost.items(), shadows)}
         least = min(cost.values())
@@ -1654,7 +1626,7 @@ class _Arm:
     reading: TopReading
 
 
-def _fit_box(c: _Candidate, start: TableRect, start_is_top: bool, adjoining: tuple[TableRect, ...] = (),
+def _fit_box(c: Candidate, start: TableRect, start_is_top: bool, adjoining: tuple[TableRect, ...] = (),
              heights: tuple[float, ...] = HEIGHTS_MM, to_the_end: bool = False) -> BoxFit | None:
     """`fit_box` in the candidate's view among `heights`; None when it ran off the candidate or
     (unless `to_the_end`) wants to be taller than they go (a hand, an arm)."""
@@ -1687,7 +1659,7 @@ def same_colour_again(now_bgr: np.ndarray, then_bgr: np.ndarray) -> bool:
 def top_colour_matches(image: np.ndarray, view: TableView, block: FoundBlock) -> bool:
     """Whether a known block's top still shows the colour it was found with (compared with that
     measurement itself, not with a palette name: the light there has not changed)."""
-    return same_colour_again(_top_colour(image, view, block.fit.top), block.top_bgr)
+    return same_colour_again(top_colour_seen(image, view, block.fit.top), block.top_bgr)
 
 
 def block_state(block: FoundBlock, block_id: int) -> BlockState:
@@ -1727,7 +1699,7 @@ def _placed_block(placed: Placed, fit: BoxFit, named: tuple[np.ndarray, str, flo
     """A brick `touching` placed, with its top's colour (`_named`), as a block."""
     top_bgr, colour, colour_conf, reading = named
     return FoundBlock(placed.footprint.corners(), placed.height_mm, colour, placed.explained, fit.height_confidence,
-                      colour_conf, _snapped(placed.footprint)[1], fit, top_bgr, reading)
+                      colour_conf, snapped(placed.footprint)[1], fit, top_bgr, reading)
 
 
 SKIN_FROM_MM = 19.2  # a finger on the table is this thick; a skin-toned top lower than it is a brick
@@ -1739,11 +1711,11 @@ BRICK_SIDES_STUDS = frozenset({1, 2, 3, 4, 6, 8, 10, 12, 16})  # the sides brick
 def _a_bricks_sides(footprint: TableRect) -> bool:
     """Whether a footprint's sides both snap to sides bricks are made in (a row of fingers 88 x 15
     mm snaps to 11 x 2 studs: no brick)."""
-    studs = _snapped(footprint)[1]
+    studs = snapped(footprint)[1]
     return studs is not None and all(n in BRICK_SIDES_STUDS for n in studs)
 
 
-def _hand_in_window(c: _Candidate) -> bool:
+def _hand_in_window(c: Candidate) -> bool:
     """Whether the candidate's window shows a hand's worth (HAND_MM2) of skin-toned pixels that
     differ from the table, under the paper's white balance."""
     differs = c.differing > 0
@@ -2007,27 +1979,9 @@ _EDGE_MATRIX = np.array([[0.114, 0.587, 0.299],
                          [0.5 * CHROMA_WEIGHT, -0.3313 * CHROMA_WEIGHT, -0.1687 * CHROMA_WEIGHT]], np.float32)
 
 
-def _top_points(top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
-    """Table points (35, 2) on a 7 x 5 grid over a (cast) top face's inside, inset_mm in from its edges."""
-    halves = [max(h - inset_mm, 0.3) for h in top.half_mm]
-    ga = np.linspace(-halves[0], halves[0], 7)
-    gb = np.linspace(-halves[1], halves[1], 5)
-    return (top.centre + ga[:, None, None] * top.axis + gb[None, :, None] * top.across).reshape(-1, 2)
-
-
-def _top_samples(image: np.ndarray, view: TableView, top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
-    """Colours (35, 3) BGR on the top face's `_top_points`."""
-    return view.sample(image, _top_points(top, inset_mm)).reshape(-1, 3)
-
-
-def _top_colour(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
-    """The median colour (BGR) of the top face's inside."""
-    return np.median(_top_samples(image, view, top), axis=0)
-
-
 def _top_clipped(image: np.ndarray, view: TableView, top: TableRect) -> bool:
     """Whether the camera clipped the top face (`clipped_top` of its median colour)."""
-    return clipped_top(_top_colour(image, view, top)[::-1] / 255.0)
+    return clipped_top(top_colour_seen(image, view, top)[::-1] / 255.0)
 
 
 def _sampler(image: np.ndarray, view: TableView):
@@ -2133,7 +2087,7 @@ def _top_face(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = Non
     return top
 
 
-def _without_a_lit_wall(c: _Candidate, top: np.ndarray) -> np.ndarray:
+def _without_a_lit_wall(c: Candidate, top: np.ndarray) -> np.ndarray:
     """A top face that does not fill its rectangle, less the wall it took in: a wall turned to a
     lamp is lit as brightly as the top (a tall brick seen steeply under a low lamp: top and wall
     one hexagon, its least rectangle turned 28 degrees from the brick's). The face split in two
@@ -2179,7 +2133,7 @@ OWN_SHADOW_LEAST_MM2 = 20.0  # `_without_its_shadow`: the least of a top's shade
 OWN_SHADOW_ALIGNED = 0.7  # ... the cosine between its offset from the rest and a lamp's shadows' way
 
 
-def _without_its_shadow(c: _Candidate, top: np.ndarray) -> np.ndarray:
+def _without_its_shadow(c: Candidate, top: np.ndarray) -> np.ndarray:
     """A top face less the brick's own shadow it took in beyond an edge: where the table is as
     dark as a gray top (a gray brick on gray tiles, the shadow a lamp casts from it past its far
     end), the top standing out took in the shadow too, and the fit from it was a stud long. Cut
@@ -2233,7 +2187,7 @@ def _another_hue(smooth: np.ndarray, blob: np.ndarray, top: np.ndarray, table: n
     return np.count_nonzero(other) * FINE_MM ** 2 >= OTHER_HUE_MM2
 
 
-def _table_lit(c: _Candidate, face: np.ndarray) -> bool:
+def _table_lit(c: Candidate, face: np.ndarray) -> bool:
     """Whether a lit face (mask) is the table's own colour, lighter than the table's estimate
     there: a patch of table between a mini's shadow and a grout line, where the shadow darkened
     the estimate (its light over the table's within TABLE_LIT_TINT of one tint)."""
@@ -2257,20 +2211,6 @@ def _near_colour(smooth: np.ndarray, colour: np.ndarray) -> np.ndarray:
     return channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
 
 
-def _snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
-    """The footprint with sides of 8n - 0.2 mm where the fit is that close to one."""
-    halves, studs = [], []
-    for half in footprint.half_mm:
-        n, off = snap_side(2 * half)
-        if abs(off) <= SNAP_MM:
-            halves.append((n * STUD_MM - GAP_MM) / 2)
-            studs.append(n)
-        else:
-            halves.append(half)
-    rect = TableRect(footprint.centre, footprint.axis, (halves[0], halves[1]))
-    return rect, (max(studs), min(studs)) if len(studs) == 2 else None
-
-
 def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],
                     cast_shade: np.ndarray | None = None) -> float:
     """How well boxes (footprint, top face) explain a candidate: the smaller of the share of their
@@ -2288,7 +2228,7 @@ def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], 
 def _explained_share(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],
                      cast_shade: np.ndarray | None = None) -> float:
     """The share of a mask within 1.5 mm of boxes' (footprint, top face) outlines as seen, or where
-    their own shadows fall and it may be that shade (`cast_shade`, `_cast_shade`)."""
+    their own shadows fall and it may be that shade (`cast_shade`, `shade_cast_by`)."""
     near = np.zeros_like(blob)
     for footprint, top in boxes:
         hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
@@ -2298,260 +2238,6 @@ def _explained_share(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]],
     if cast_shade is not None:
         near |= cast_shade
     return float(np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1))
-
-
-SHADOW_SIGMA = 0.2  # how well a shadow's darkness is predicted (the table's texture, the lamp's share)
-SAMPLES_PER_CAMERA_PIXEL = 3.0  # cut-out pixels (FINE_MM) that share one camera pixel's noise
-SHADOW_BLUR_MM = 1.0  # a shadow's edge: the camera's blur (the lamp's size adds `FoundLamp.softness`)
-SHADOW_CLEAR_MM = 1.5  # a box's place is known to about this
-
-
-def _with_its_shadows(c: _Candidate, fit: BoxFit, top_pinned: bool = False) -> BoxFit:
-    """A box fit whose height also answers to the shadows it casts under the lamps found (each
-    lamp's shadow h mm long per mm of slope: a brick's shadow beyond its walls tells its height
-    where its walls, as dark as the shade beside them, do not). Unchanged without lamps. Its top
-    is taken again from its silhouette at that height, or kept where it is (`top_pinned`: a
-    tower placed on its outline, whose silhouette is its top)."""
-    cost = _shadow_height_cost(c, [fit.top], list(fit.height_cost))
-    if cost is None:
-        return fit
-    heights = np.array(list(fit.height_cost))
-    total = np.array(list(fit.height_cost.values())) + cost
-    best = int(np.argmin(total))
-    return _box_at(c.view, fit, float(heights[best]),
-                   {float(hh): float(v - total[best]) for hh, v in zip(heights, total)}, top_pinned)
-
-
-def _heights_by_their_shadows(c: _Candidate, parts: dict[int, tuple[Placed, BoxFit]]
-                              ) -> dict[int, tuple[Placed, BoxFit]]:
-    """Touching bricks moved to the height the shadows they cast together under the lamps found
-    say: each lit part in turn, its top where it was placed and the other lit parts held at their
-    heights, where its shadows rule its height out (SHADOW_RULES_OUT), is set to the likeliest
-    height its walls (or the colour map) allow among those the shadows do not rule out: any taller
-    one, and a lower one only where the shadows show one of some length (they rule out the lowest
-    height too) and its own fit rules out neither it nor any height between by as much. Near the
-    camera's foot their walls do not show, and the map tells a height only by what each hides of
-    the others: a 28.8 mm brick beside a 9.6 mm one read 6.4 mm and its long shadow a gray plate;
-    two 28.8 mm bricks side by side read 35.2 mm, the map near indifferent between them (4 points)
-    and their shadows sure. Not lowered where no shadow shows: a shadow missing where the lamps
-    found would cast one may be a lamp misplaced, or parts that are no bricks (on a path-traced
-    table two 9.6 mm bricks "cast none" and were lowered to 3.2 and 6.4 mm; on a ray-cast one a
-    green wall's outline split by colour, its parts lowered, passed for a 10 x 8 brick). A part
-    whose top may be the table in shade (`top_may_be_shade`) may be one of their shadows: it is
-    table here, and left out after if their shadows cover it (`_without_their_shadows`). One its
-    shadows set at the low heights' end is taken on among a tower's (`_taller_by_its_shadows`)."""
-    if not c.deep_lamps:
-        return parts
-    lit = [i for i, (_, fit) in parts.items()
-           if not top_may_be_shade(c.lamplight, _top_colour(c.image, c.view, fit.top), c.table_colour)]
-    out = dict(parts)
-    for i in lit:
-        p, fit = out[i]
-        held = tuple((out[j][1].top, out[j][0].height_mm) for j in lit if j != i)
-        shadows = _shadow_height_cost(c, [fit.top], list(fit.height_cost), held)
-        if shadows is None:  # nothing of the cut-out beside them is table or shade
-            continue
-        heights = np.array(list(fit.height_cost))
-        own = np.array(list(fit.height_cost.values()))
-        allowed = _heights_their_shadows_allow(heights, own, shadows, fit.height_mm)
-        if not allowed.any() or allowed[heights == fit.height_mm].all():
-            continue
-        best = int(np.argmin(np.where(allowed, own, np.inf)))
-        # (the heights its shadows rule out are no alternatives to it: their likelihood is 0)
-        total = np.where(shadows <= SHADOW_RULES_OUT, own + shadows, np.inf)
-        height, cost = float(heights[best]), {float(h): float(v - total[best]) for h, v in zip(heights, total)}
-        if best == len(heights) - 1 and height == max(HEIGHTS_MM):
-            height, cost = _taller_by_its_shadows(c, fit.top, cost, held)
-        moved = _box_at(c.view, fit, height, cost, top_pinned=True)
-        out[i] = (replace(p, footprint=moved.footprint, height_mm=moved.height_mm), moved)
-    return out
-
-
-def _taller_by_its_shadows(c: _Candidate, top: TableRect, cost: dict[float, float],
-                           held: tuple[tuple[TableRect, float], ...]) -> tuple[float, dict[float, float]]:
-    """A touching part set at the tallest of the low heights (`cost` per height, 0 there) taken
-    on among a tower's heights by its shadows alone: (its height, the costs of every height). It
-    is then a tower's top over lower courses of other colours, whose fit tells little of how tall
-    it is near the camera's foot (a red top over green courses, 76.8 mm high, 140 mm from the
-    foot: read 48 mm; its shadow, four times its top's length, says 76.8 sharply)."""
-    at = max(cost)
-    taller = [h for h in ALL_HEIGHTS_MM if h >= at]
-    shadows = _shadow_height_cost(c, [top], taller, held)
-    if shadows is None:
-        return at, cost
-    # the two runs of costs meet at the low range's end
-    beyond = {float(h): float(v - shadows[0]) for h, v in zip(taller, shadows)}
-    height = min(beyond, key=beyond.__getitem__)
-    merged = {**cost, **beyond}
-    return height, {h: v - merged[height] for h, v in merged.items()}
-
-
-def _heights_their_shadows_allow(heights_mm: np.ndarray, own: np.ndarray, shadows: np.ndarray,
-                                 placed_mm: float) -> np.ndarray:
-    """Which heights (ascending) a touching brick placed at `placed_mm` may be moved to by its
-    shadows (`_heights_by_their_shadows`), its own fit's costs and its shadows' given per height:
-    those the shadows do not rule out (SHADOW_RULES_OUT), taller than it was placed, or lower where
-    a shadow shows (the shadows rule out the lowest height too: path traced, two 9.6 mm bricks
-    whose shadows the lamp found would have cast "cast none", 3.2 mm costing 0 and 9.6 mm 298) and
-    its own fit rules out neither that height nor any between (it may be unsure of its height over
-    a run of them, not between two far apart: a green wall's piece at 38.4 mm or 6.4, lowered, beat
-    the wall's own fit)."""
-    at = int(np.argmin(np.abs(heights_mm - placed_mm)))
-    lower = np.zeros(len(heights_mm), bool)
-    if shadows[0] > SHADOW_RULES_OUT:
-        lower[:at] = np.maximum.accumulate(own[:at][::-1] > SHADOW_RULES_OUT)[::-1] == 0
-    return (shadows <= SHADOW_RULES_OUT) & ((heights_mm >= placed_mm) | lower)
-
-
-def _box_at(view: TableView, fit: BoxFit, height_mm: float, height_cost: dict[float, float],
-            top_pinned: bool = False) -> BoxFit:
-    """A box fit taken at another height: its top from its silhouette at that height, or kept
-    where it was seen (`top_pinned`), its footprint under that top."""
-    top = fit.top if top_pinned else top_face(fit.silhouette, view.foot_mm, height_mm, view.camera_height_mm)
-    return BoxFit(top=top, silhouette=fit.silhouette, height_mm=height_mm,
-                  footprint=top.scaled_about(view.foot_mm, 1 / float(view.k(height_mm))), height_cost=height_cost)
-
-
-def _shadow_height_cost(c: _Candidate, tops: list[TableRect], heights: list[float],
-                        held: tuple[tuple[TableRect, float], ...] = ()) -> np.ndarray | None:
-    """Per height: how badly the shadows that boxes of that height under the fitted tops (one
-    box, or a wall's arms) cast under the lamps found predict the cut-out's darkness, in nats, 0
-    at the best; read only where no height's box stands and the cut-out is table or shade (not
-    another block). `held`: other boxes (top, height) standing beside them (touching bricks),
-    whose shadows fall there too. None without lamps whose shadows are dark enough to tell."""
-    lamps = c.deep_lamps
-    if not lamps:
-        return None
-    view = c.view
-
-    def filled(points_mm: np.ndarray, into: np.ndarray | None = None) -> np.ndarray:
-        return fill_fine(np.zeros(c.blob.shape, np.uint8) if into is None else into, points_mm, c.origin, hull=True)
-
-    boxes = []
-    standing = np.zeros(c.blob.shape, np.uint8)
-    others = [(top.scaled_about(view.foot_mm, 1 / float(view.k(h))), top, h) for top, h in held]
-    for footprint, top, _ in others:
-        standing |= filled(np.concatenate([footprint.corners(), top.corners()]))
-    for h in heights:
-        # Under the fit's top, which its bright face pins (the silhouette's near edge is what a
-        # shadow along a near wall moves).
-        footprints = [top.scaled_about(view.foot_mm, 1 / float(view.k(h))) for top in tops]
-        boxes.append((footprints, h))
-        for footprint, top in zip(footprints, tops):
-            standing |= filled(np.concatenate([footprint.corners(), top.corners()]))
-    # Not within SHADOW_CLEAR_MM of any height's box either: there a box a hair off its place
-    # casts slivers of shadow that would outweigh the shadows' lengths.
-    grow = int(round(SHADOW_CLEAR_MM / FINE_MM))
-    standing = cv2.dilate(standing, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2))
-    scored = ((standing == 0) & ((c.maybe_shade > 0) | (c.diff <= c.level))).astype(bool)
-    if not scored.any():
-        return None
-    observed = c.darkness[scored]
-    # One lamp's shadows of several boxes are one shadow where they overlap: drawn together (and
-    # blurred with the penumbra of the height tried).
-    theirs = [np.zeros(c.blob.shape, np.uint8) for _ in lamps]
-    for lamp, cast in zip(lamps, theirs):
-        for footprint, _, h in others:
-            filled(lamp.box_shadow(footprint.corners(), h), cast)
-    cost = []
-    for footprints, h in boxes:
-        predicted = np.zeros(c.blob.shape, np.float32)
-        for lamp, held_cast in zip(lamps, theirs):
-            blur = math.hypot(SHADOW_BLUR_MM, lamp.softness * h) / FINE_MM
-            cast = held_cast.copy()
-            for footprint in footprints:
-                filled(lamp.box_shadow(footprint.corners(), h), cast)
-            predicted += lamp.depth * cv2.GaussianBlur(cast.astype(np.float32), (0, 0), blur)
-        predicted = np.minimum(predicted, 0.95)
-        cost.append(float(np.sum((observed - predicted[scored]) ** 2)))
-    nats = np.array(cost) / (2 * SHADOW_SIGMA ** 2 * SAMPLES_PER_CAMERA_PIXEL)
-    return nats - nats.min()
-
-
-# Shadows this many nats worse than at the likeliest height rule a touching brick's height out
-# (`_heights_by_their_shadows`): a 28.8 mm brick's at 6.4 mm cost 1394 (ray-cast walls/towers/
-# touching table 10), a 1x2 brick's own shadow, within its taller neighbour's, 31 at its height.
-SHADOW_RULES_OUT = 100.0
-SHADOW_PART_SHARE = 0.6  # a part this much inside the others' shadows, and shade-like, is one of them
-
-
-def _without_their_shadows(c: _Candidate, parts: list[FoundBlock]) -> list[FoundBlock]:
-    """Touching bricks split by colour, without the parts that are the others' shadows under the
-    lamps found: a part whose top may be the table in shade and whose footprint lies in the
-    shadows the lit parts cast (on a gray mat a brick's shadow is a gray or black "plate")."""
-    if c.lamplight is None:
-        return parts
-    shade_like = [top_may_be_shade(c.lamplight, b.top_bgr, c.table_colour) for b in parts]
-    lit = [(TableRect.from_quad(b.footprint_mm), b.height_mm) for b, dark in zip(parts, shade_like) if not dark]
-    if not lit or all(not dark for dark in shade_like):
-        return parts
-    cast = _cast_shade(c, lit)
-    assert cast is not None
-    # Where its top is seen, not its footprint: a shadow fitted as a tall box has its footprint
-    # moved off the shade, onto the brick that casts it.
-    return _outside_shadows(parts, shade_like, cast,
-                            lambda b: fill_fine(np.zeros_like(c.blob), b.fit.top.corners(), c.origin))
-
-
-def _outside_shadows(blocks: list[FoundBlock], shade_like: list[bool], cast: np.ndarray,
-                     own: Callable[[FoundBlock], np.ndarray]) -> list[FoundBlock]:
-    """`blocks` without the shade-like ones whose own place (drawn by `own` into a mask like
-    `cast`'s) lies SHADOW_PART_SHARE inside `cast`, the others' shadows."""
-    kept = []
-    for b, dark in zip(blocks, shade_like):
-        if dark:
-            mask = own(b)
-            if np.count_nonzero(mask & cast) >= SHADOW_PART_SHARE * max(np.count_nonzero(mask), 1):
-                continue
-        kept.append(b)
-    return kept
-
-
-def _without_cast_shadows(lamplight: Lamplight | None, blocks: list[FoundBlock], table: np.ndarray) -> list[FoundBlock]:
-    """The blocks found, without those that are another's shadow under the lamps found (as
-    `_without_their_shadows` within one candidate, across candidates: a brick's shadow apart from
-    it, or cut from it, is a black or gray "plate" on a gray mat). `table`: at COARSE_MM."""
-    if lamplight is None or len(blocks) < 2:
-        return blocks
-    shade_like = [top_may_be_shade(lamplight, b.top_bgr, _table_under(b, table)) for b in blocks]
-    if not any(shade_like) or all(shade_like):
-        return blocks
-    cast = np.zeros(table.shape[:2], np.uint8)
-    for b in (b for b, dark in zip(blocks, shade_like) if not dark):
-        for lamp in lamplight.deep:
-            fill_coarse(cast, lamp.box_shadow(b.footprint_mm, b.height_mm))
-    grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
-    cast = cv2.dilate(cast, np.ones((2 * grow + 1,) * 2, np.uint8))
-    return _outside_shadows(blocks, shade_like, cast, lambda b: fill_coarse(np.zeros_like(cast), b.footprint_mm))
-
-
-def _table_under(block: FoundBlock, table: np.ndarray) -> np.ndarray:
-    """The table's colour (a COARSE_MM map) under a block's footprint's middle."""
-    rows, cols = table.shape[:2]
-    col, row = (np.mean(block.footprint_mm, axis=0) / COARSE_MM).astype(int)
-    return table[min(max(row, 0), rows - 1), min(max(col, 0), cols - 1)]
-
-
-# A top that keeps the table's own tint this closely (log light, `tint_of`) and LIGHT_SHADE_LEAST or
-# more of its light in every channel, but less than all of it, is the table in a light shadow: a
-# weak lamp's (a sixth of the light) on green felt, the room's own on white tiles. (On the dev
-# frames ten such tops were false blocks, tints 0.007-0.075; the true blocks darker than the
-# table kept 0.118 or more.)
-LIGHT_SHADE_TINT = 0.1
-LIGHT_SHADE_LEAST = 0.5
-
-
-def _not_the_table_in_light_shade(blocks: list[FoundBlock], table: np.ndarray) -> list[FoundBlock]:
-    """The blocks found, without those whose top is the table under them in a light shadow
-    (LIGHT_SHADE_TINT, LIGHT_SHADE_LEAST). `table`: at COARSE_MM."""
-    kept = []
-    for b in blocks:
-        ratio = light_over_table(np.asarray(b.top_bgr, np.float64), table_light_rgb(np.asarray(_table_under(b, table), np.float64)))
-        light_shade = (LIGHT_SHADE_LEAST <= float(ratio.min()) and float(ratio.max()) < 1.0
-                       and float(np.linalg.norm(tint_of(ratio))) < LIGHT_SHADE_TINT)
-        if not light_shade:
-            kept.append(b)
-    return kept
 
 
 # The ring round a block where the table shows beyond its walls and its blur, and the share of it
@@ -2603,103 +2289,6 @@ def _silhouette_hull(view: TableView, block: FoundBlock) -> np.ndarray:
     """The outline a block covers on the table plane: its footprint and its top cast, hulled (N, 2)."""
     points = np.concatenate([block.footprint_mm, view.cast(block.footprint_mm, block.height_mm)]).astype(np.float32)
     return cv2.convexHull(points).reshape(-1, 2).astype(float)
-
-
-SHADOW_SEEN_LEAST_MM2 = 100.0  # a tall block's shadow beyond itself, in view, that can tell it is not there
-SHADOW_DARK_SHARE = 0.5  # ... dark at least this share of the lamp's shadows' darkness (its median) ...
-SHADOW_PALE_SHARE = 0.25  # ... or this share, where another lamp's shadow of it is dark
-
-
-def _no_shadow_of_its_own(lamplight: Lamplight | None, block: FoundBlock, pale_counts: bool = True) -> bool:
-    """Whether a block as tall as a tower, under the lamps found, would cast a shadow beyond
-    itself where the table is lit: a lit brick with its own shadow reaching towards the camera's
-    foot, or a shadow with a lit table beyond, is a tower's outline too (its walls in shade look
-    like a gray mat in shade), but a tower casts a shadow as long as it is tall (its far half dark
-    too: `darkness_share`). Under one lamp a tall tower's shadow may be pale (a broad lamp's
-    penumbra grows with the height: a yellow tower 102.4 mm high cast a third of the darkness its
-    lamp's short shadows have): pale counts where another lamp's shadow of it is dark, unless not
-    `pale_counts`."""
-    if lamplight is None or block.height_mm < TALL_FROM_MM:
-        return False
-    dark, clear = lamplight.dark, lamplight.clear
-    standing = fill_coarse(np.zeros(dark.shape, np.uint8), np.concatenate([block.footprint_mm, block.fit.top.corners()]),
-                            hull=True)
-    grow = int(math.ceil(CAST_SHADE_MARGIN_MM / COARSE_MM))
-    standing = cv2.dilate(standing, np.ones((2 * grow + 1,) * 2, np.uint8))
-    # A lamp found from the minis' short shadows is sure of its slope where they stand (the table's
-    # middle, by and large), less of how far it is, which sets the slope at a far corner (a point
-    # 1100 mm up found for a far lamp threw a corner's tower shadow twice the truth's): a shadow
-    # seen where that lamp or the far one of the same slope at the middle casts it is its own.
-    middle = np.array(dark.shape[1::-1], float) * COARSE_MM / 2
-
-    corners = np.asarray(block.footprint_mm, float)
-    centre = corners.mean(axis=0)
-
-    def darkness_share(lamp: FoundLamp) -> float:
-        """The shadow's darkness where this lamp casts it, as a share of the lamp's shadows' (inf
-        where too little of it is in view to tell): all of it, and its far half, the lesser (a
-        shadow as long as the box is tall reaches its tip; a box read too tall casts a shadow
-        that ends halfway: a brick 28.8 mm high fitted 41.6 mm, its shadow 0.36 as dark as the
-        lamp's, its far half 0.13)."""
-        cast = fill_coarse(np.zeros(dark.shape, np.uint8), lamp.box_shadow(block.footprint_mm, block.height_mm))
-        seen = (cast > 0) & (standing == 0) & (clear > 0)
-        if np.count_nonzero(seen) * COARSE_MM ** 2 < SHADOW_SEEN_LEAST_MM2:
-            return math.inf
-        rows, cols = np.nonzero(seen)
-        # how far past the box's own edge each point lies, along the shadow (its length: `reach`)
-        reach = lamp.shadow_of(centre[None], np.array([block.height_mm]))[0] - centre
-        length = float(np.hypot(*reach))
-        along = reach / max(length, 1e-9)
-        edge = float(np.max((corners - centre) @ along))
-        past = ((np.stack([cols, rows], axis=1) + 0.5) * COARSE_MM - centre) @ along - edge
-        # short of its penumbra at the tip (a short shadow's far half is all penumbra)
-        penumbra = 2 * math.hypot(SHADOW_BLUR_MM, lamp.softness * block.height_mm)
-        far = (past > length / 2) & (past < length - penumbra)
-        share = float(np.median(dark[rows, cols])) / lamp.depth
-        if np.count_nonzero(far) * COARSE_MM ** 2 < SHADOW_SEEN_LEAST_MM2:
-            return share
-        return min(share, float(np.median(dark[rows[far], cols[far]])) / lamp.depth)
-
-    shares = [max(darkness_share(lamp), darkness_share(lamp.as_far(middle))) for lamp in lamplight.deep]
-    least = SHADOW_PALE_SHARE if pale_counts else SHADOW_DARK_SHARE
-    return bool(shares) and (min(shares) < least or max(shares) < SHADOW_DARK_SHARE)
-
-
-def _low_instead(view: TableView, block: FoundBlock) -> FoundBlock | None:
-    """A tall box that casts no shadow of its own, taken at the low height its fit answers too:
-    a least cost among the low heights well inside their range (two plates below its end; a
-    tower's cost falls all the way to it). None for a wall's outline, or without such a height.
-    (A path-traced green 9.6 mm brick beside the lens, its top sheened, fitted 41.6 mm tall, its
-    costs' low minimum at 9.6: every tall box dropped on the benches' frames had its low
-    minimum at 32-35.2 mm.)"""
-    low = {h: cost for h, cost in block.fit.height_cost.items() if h < TALL_FROM_MM}
-    if len(block.footprint_mm) != 4 or not low:
-        return None
-    height = min(low, key=low.get)
-    if height > max(low) - 2 * PLATE_MM + 1e-6:
-        return None
-    # Under the top it was seen by (its silhouette is a tall box's: at the low height it would be
-    # a footprint too wide).
-    again = _box_at(view, block.fit, height, {h: cost - low[height] for h, cost in low.items()}, top_pinned=True)
-    footprint, studs = _snapped(again.footprint)
-    return replace(block, footprint_mm=footprint.corners(), height_mm=height, studs=studs, fit=again,
-                   height_confidence=again.height_confidence)
-
-
-CAST_SHADE_MARGIN_MM = 3.0  # a box's shadow's penumbra, and its lamp found to a step
-
-
-def _cast_shade(c: _Candidate, boxes: list[tuple[TableRect, float]]) -> np.ndarray | None:
-    """Where boxes (footprint, height) cast their shadows under the lamps found, in the
-    candidate's cut-out, and it may be the table in shade there (uint8); None with no lamps."""
-    if c.lamplight is None:
-        return None
-    cast = np.zeros_like(c.blob)
-    for footprint, height in boxes:
-        for lamp in c.lamplight.lamps:
-            fill_fine(cast, lamp.box_shadow(footprint.corners(), height), c.origin)
-    grow = int(round(CAST_SHADE_MARGIN_MM / FINE_MM))
-    return cv2.dilate(cast, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2)) & c.maybe_shade
 
 
 MAX_ARMS = 8

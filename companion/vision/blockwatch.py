@@ -29,9 +29,9 @@ from typing import Callable
 import numpy as np
 
 from companion.state import BlockState, MiniState
-from companion.vision.blocks import (BlockFinder, FoundBlock, block_state, same_colour_again, top_colour_matches,
-                                     within_one_of)
+from companion.vision.blocks import BlockFinder, block_state, same_colour_again, top_colour_matches, within_one_of
 from companion.vision.camera import CameraModel, TablePose
+from companion.vision.foundblock import FoundBlock
 from companion.vision.incremental import SMALL_X, SMALL_Y
 from companion.vision.tableview import TableView
 

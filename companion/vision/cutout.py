@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 
 from companion.vision.brickfit import TableRect
+from companion.vision.tableview import TableView
 
 COARSE_MM = 2.0  # candidate search: mm per pixel of the top-down view
 FINE_MM = 0.5  # a candidate's cut-out
@@ -128,3 +129,21 @@ def fill_coarse(mask: np.ndarray, points_mm: np.ndarray, hull: bool = False) -> 
         px = cv2.convexHull(px.astype(np.float32)).reshape(-1, 2)
     cv2.fillConvexPoly(mask, np.round(px / COARSE_MM - 0.5).astype(np.int32), 1)
     return mask
+
+
+def top_points(top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
+    """Table points (35, 2) on a 7 x 5 grid over a (cast) top face's inside, inset_mm in from its edges."""
+    halves = [max(h - inset_mm, 0.3) for h in top.half_mm]
+    ga = np.linspace(-halves[0], halves[0], 7)
+    gb = np.linspace(-halves[1], halves[1], 5)
+    return (top.centre + ga[:, None, None] * top.axis + gb[None, :, None] * top.across).reshape(-1, 2)
+
+
+def top_samples(image: np.ndarray, view: TableView, top: TableRect, inset_mm: float = 1.0) -> np.ndarray:
+    """Colours (35, 3) BGR on the top face's `top_points`."""
+    return view.sample(image, top_points(top, inset_mm)).reshape(-1, 3)
+
+
+def top_colour_seen(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
+    """The median colour (BGR) of the top face's inside."""
+    return np.median(top_samples(image, view, top), axis=0)

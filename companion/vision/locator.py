@@ -12,9 +12,10 @@ import numpy as np
 
 from companion.setup_file import Setup
 from companion.state import KNOCKED_OVER_DEG, MarkerSighting, MiniState, TableState
-from companion.vision.blocks import BlockFinder, FoundBlock, one_holds, to_block_states
+from companion.vision.blocks import BlockFinder, one_holds, to_block_states
 from companion.vision.camera import CameraModel
 from companion.vision.deblur import detect_listed, read_from_paper
+from companion.vision.foundblock import FoundBlock
 from companion.vision.exposure import with_exposure_warning
 from companion.vision.hands import HANDS_WARNING
 from companion.vision.markers import MarkerDetections, dictionary, mean_side_px, side_lengths_px, to_gray

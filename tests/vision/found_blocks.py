@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from companion.vision.blocks import FoundBlock
+from companion.vision.foundblock import FoundBlock
 from companion.vision.brickfit import BoxFit, TableRect
 
 

@@ -832,7 +832,7 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
     table: the tower, placed right, was dropped as a box with no shadow of its own. The far lamp
     with the same slope in the middle casts it where it is; a tower with no shadow at all under
     either is still no tower."""
-    from companion.vision.blocks import _no_shadow_of_its_own
+    from companion.vision.blockshadows import no_shadow_of_its_own
     from companion.vision.cutout import COARSE_MM, fill_coarse
     from companion.vision.shade import Lamplight
     from companion.vision.lamps import FoundLamp
@@ -852,7 +852,7 @@ def test_a_towers_shadow_is_its_own_where_the_lamp_found_or_the_far_lamp_of_its_
         dark = np.zeros(shape, np.float32)
         if truth is not None:
             dark = fill_coarse(np.zeros(shape, np.uint8), truth.box_shadow(footprint.corners(), 86.4)).astype(np.float32) * 0.9
-        assert _no_shadow_of_its_own(Lamplight((near,), dark, clear), tower) == (not has_a_shadow), truth
+        assert no_shadow_of_its_own(Lamplight((near,), dark, clear), tower) == (not has_a_shadow), truth
 
 
 def test_a_tall_box_whose_shadow_ends_halfway_was_read_too_tall_and_a_pale_whole_shadow_is_its_own():
@@ -862,7 +862,7 @@ def test_a_tall_box_whose_shadow_ends_halfway_was_read_too_tall_and_a_pale_whole
     its far half was lit (0.13): the shadow ended where a 28.8 mm box's does. A box whose shadow
     under a lamp is dark only halfway casts no shadow of its own; one whose shadow is pale all the
     way to its tip, with another lamp's dark, does."""
-    from companion.vision.blocks import _no_shadow_of_its_own
+    from companion.vision.blockshadows import no_shadow_of_its_own
     from companion.vision.cutout import COARSE_MM, fill_coarse
     from companion.vision.shade import Lamplight
     from companion.vision.lamps import FoundLamp
@@ -882,10 +882,10 @@ def test_a_tall_box_whose_shadow_ends_halfway_was_read_too_tall_and_a_pale_whole
         return Lamplight(lamps, dark, clear)
 
     tower = box_block(footprint, 64.0, "orange", (2, 2))
-    assert _no_shadow_of_its_own(seen(41.6, (1.0, 1.0)), tower)  # both shadows end at 41.6 mm's length
-    assert not _no_shadow_of_its_own(seen(64.0, (1.0, 1.0)), tower)
-    assert not _no_shadow_of_its_own(seen(64.0, (1.0, 0.35)), tower)  # pale all the way, the other dark
-    assert _no_shadow_of_its_own(seen(64.0, (0.35, 0.35)), tower)  # pale under every lamp
+    assert no_shadow_of_its_own(seen(41.6, (1.0, 1.0)), tower)  # both shadows end at 41.6 mm's length
+    assert not no_shadow_of_its_own(seen(64.0, (1.0, 1.0)), tower)
+    assert not no_shadow_of_its_own(seen(64.0, (1.0, 0.35)), tower)  # pale all the way, the other dark
+    assert no_shadow_of_its_own(seen(64.0, (0.35, 0.35)), tower)  # pale under every lamp
 
 
 def test_a_tall_box_with_no_shadow_of_its_own_is_the_low_brick_its_costs_also_answer(standard_scene):
@@ -893,7 +893,8 @@ def test_a_tall_box_with_no_shadow_of_its_own_is_the_low_brick_its_costs_also_an
     tall and dropped as casting no shadow of its own; its height costs had a second minimum at
     9.6, well inside the low range. A tower's costs fall all the way to the low range's end (32-35.2
     mm on every tall box the benches' frames dropped): it stays dropped."""
-    from companion.vision.blocks import TALL_FROM_MM, FoundBlock, _low_instead
+    from companion.vision.blockshadows import low_instead
+    from companion.vision.foundblock import TALL_FROM_MM, FoundBlock
     from companion.vision.brickfit import HEIGHTS_MM, BoxFit
 
     scene, _ = standard_scene
@@ -908,11 +909,11 @@ def test_a_tall_box_with_no_shadow_of_its_own_is_the_low_brick_its_costs_also_an
         return FoundBlock(footprint.corners(), 41.6, "green", 0.99, 0.9, 0.9, (4, 1), fit, np.array([70.0, 180.0, 130.0]))
 
     low_minimum = {h: 0.0 if h == 41.6 else 22.8 + abs(h - 9.6) * 3 for h in HEIGHTS_MM}
-    brick = _low_instead(view, tall(low_minimum))
+    brick = low_instead(view, tall(low_minimum))
     assert brick is not None and brick.height_mm == pytest.approx(9.6) and brick.color == "green"
     assert all(h < TALL_FROM_MM for h in brick.fit.height_cost) and brick.fit.height_cost[9.6] == 0.0
     falling = {h: max(0.0, 41.6 - h) * 2 for h in HEIGHTS_MM}  # a tower's: least at the low range's end
-    assert _low_instead(view, tall(falling)) is None
+    assert low_instead(view, tall(falling)) is None
 
 
 def _shadowed_brick(surface: str, colour: str, towards_foot: bool):
@@ -2058,24 +2059,24 @@ def test_a_touching_brick_is_lowered_only_where_a_shadow_shows_and_its_own_fit_i
     lowered, it read 3.2 mm and turned two verdicts); a piece of a ray-cast green wall placed at
     38.4 mm whose own fit also likes 6.4 mm, with heights between ruled out (shadows here made up:
     a shadow of 6.4 mm)."""
-    from companion.vision.blocks import _heights_their_shadows_allow
+    from companion.vision.blockshadows import heights_their_shadows_allow
 
     heights = np.round(np.arange(1, 16) * 3.2, 1)
 
     def costs(text: str) -> np.ndarray:
         return np.array([float(v) for v in text.split()])
 
-    orange = _heights_their_shadows_allow(heights, costs("50 45 40 35 30 24 17 10 4 0 0 1 4 8 12"),
+    orange = heights_their_shadows_allow(heights, costs("50 45 40 35 30 24 17 10 4 0 0 1 4 8 12"),
                                           costs("537 467 369 285 193 108 30 0 16 93 181 275 385 508 633"), 35.2)
     assert heights[orange].tolist() == [22.4, 25.6, 28.8, 32.0]
-    no_shadow = _heights_their_shadows_allow(heights, costs("22 13 9 4 0 2 11 16 16 22 22 28 28 33 39"),
+    no_shadow = heights_their_shadows_allow(heights, costs("22 13 9 4 0 2 11 16 16 22 22 28 28 33 39"),
                                              costs("0 42 298 392 405 420 432 446 456 468 482 496 506 522 539"), 16.0)
     assert not no_shadow.any()
-    wall_piece = _heights_their_shadows_allow(heights, costs("23 8 22 65 137 240 354 226 126 54 12 0 18 67 147"),
+    wall_piece = heights_their_shadows_allow(heights, costs("23 8 22 65 137 240 354 226 126 54 12 0 18 67 147"),
                                               costs("300 0 300 300 300 300 300 300 300 300 300 300 300 300 300"), 38.4)
     assert not wall_piece.any()
     # and taller, wherever the shadows allow it (as before)
-    taller = _heights_their_shadows_allow(heights, costs("0 2 37 105 208 346 519 601 561 389 250 144 72 35 32"),
+    taller = heights_their_shadows_allow(heights, costs("0 2 37 105 208 346 519 601 561 389 250 144 72 35 32"),
                                           costs("725 721 714 703 639 444 224 77 0 5 117 278 526 875 1273"), 3.2)
     assert heights[taller].tolist() == [25.6, 28.8, 32.0]
 
@@ -2265,10 +2266,11 @@ def test_the_table_in_a_weak_lamps_shadow_is_no_block():
 
 
 def test_a_light_shadow_is_told_by_its_tint_and_its_light():
-    """`_not_the_table_in_light_shade`: a top of the table's tint with 0.5-1 of its light is the
+    """`not_the_table_in_light_shade`: a top of the table's tint with 0.5-1 of its light is the
     table in a light shadow; a darker one (a black brick), one of another tint (a green brick on
     greener felt), or a lighter one stays."""
-    from companion.vision.blocks import FoundBlock, _not_the_table_in_light_shade
+    from companion.vision.blockshadows import not_the_table_in_light_shade
+    from companion.vision.foundblock import FoundBlock
     from companion.vision.brickfit import BoxFit
 
     table = np.zeros((10, 10, 3), np.uint8)
@@ -2280,7 +2282,7 @@ def test_a_light_shadow_is_told_by_its_tint_and_its_light():
         return FoundBlock(footprint.corners(), 9.6, "green", 1.0, 1.0, 1.0, (1, 1), fit, np.array(top_bgr, float))
 
     shadow, black, other, lit = block((35, 69, 34)), block((12, 13, 12)), block((38, 74, 30)), block((60, 110, 55))
-    kept = _not_the_table_in_light_shade([shadow, black, other, lit], table)
+    kept = not_the_table_in_light_shade([shadow, black, other, lit], table)
     assert [id(b) for b in kept] == [id(black), id(other), id(lit)]
 
 
@@ -2310,7 +2312,8 @@ def test_a_low_block_of_a_taller_ones_colour_standing_in_it_is_its_face_and_one_
     colour fitted into a taller neighbour's box (an orange one touching a gray one) is a brick,
     and so is a block of the same colour less than four plates lower (a touching pair's boxes
     overlap by their fits' errors) or one beside it."""
-    from companion.vision.blocks import FoundBlock, _not_inside_a_taller
+    from companion.vision.blocks import _not_inside_a_taller
+    from companion.vision.foundblock import FoundBlock
 
     def block(x_mm: float, y_mm: float, height_mm: float, colour: str) -> FoundBlock:
         return box_block(TableRect(np.array([x_mm, y_mm]), np.array([0.0, 1.0]), (11.9, 3.9)), height_mm, colour)  # 1 x 4

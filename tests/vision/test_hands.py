@@ -105,8 +105,9 @@ def test_the_top_a_mini_stands_on_is_no_block_where_the_frame_shows_it_on_a_hand
     bench figures are in docs/measurements.md). The top a mini stands on is dropped, as any fitted top is,
     where the frame shows it half on a hand; elsewhere it stands."""
     from companion.synth.scene import random_scene
-    from companion.vision.blocks import BlockFinder, FoundBlock
+    from companion.vision.blocks import BlockFinder
     from companion.vision.cutout import COARSE_MM
+    from companion.vision.foundblock import FoundBlock
     from companion.vision.brickfit import TableRect
     from companion.vision.tableview import TableView, window_size
     from companion.state import MiniState
