@@ -38,41 +38,42 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.setup_file import MiniSpec, Setup, TableSpec
+from companion.setup_file import MiniSpec, Setup
 from companion.state import BRICK_MM, BlockState, MiniState
 from companion.vision.brickfit import GAP_MM, HEIGHTS_MM, PLATE_MM, SIDE_SIGMA_MM, STUD_MM, BoxFit, TableRect, fit_box
 from companion.vision.blockshadows import (box_at, heights_by_their_shadows, low_instead, no_shadow_of_its_own,
                                           not_the_table_in_light_shade, shade_cast_by, shadow_height_cost,
                                           with_its_shadows, without_cast_shadows, without_their_shadows)
 from companion.vision.camera import CameraModel, TablePose
+from companion.vision.candidates import (FAINT_SHARE, CandidateRegion, bricks_only, compact_enough, edges_facing,
+                                        faint_candidates, faint_outlines_around, faint_parts, holds_more_than,
+                                        rising_from_beside, without_edge_band)
 from companion.vision.colourparts import (FINER_APART, MAX_PARTS, ColourParts, chroma_tolerance, chromaticity,
                                          colour_parts)
-from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, calibrating_shade, channel_sum_sqrt,
-                                     clipped_top, colour_distance, frame_top_shade, light_ratio, naming_wall,
-                                     walls_may_name)
-from companion.vision.cutout import (COARSE_MM, FINE_MM, MIN_AREA_MM2, coarse_at, crop_resized, fill_fine, filled_blob,
-                                     filled_blobs, hull_fill, largest_piece, map_points, pixels_mm, rect_mm,
-                                     small_holes_filled, top_colour_seen, top_points, top_samples)
+from companion.vision.colours import (LEGO_PALETTE, PAPER_ALBEDO, TopReading, calibrating_shade, clipped_top,
+                                     colour_distance, frame_top_shade, light_ratio, naming_wall, walls_may_name)
+from companion.vision.cutout import (COARSE_MM, FINE_MM, MIN_AREA_MM2, STUD_GAP_DISC, coarse_at, crop_resized,
+                                     fill_fine, filled_blob, filled_blobs, map_points, pixels_mm, rect_mm,
+                                     top_colour_seen, top_points, top_samples)
 from companion.vision.fitmemory import FitMemory
-from companion.vision.foundblock import ALL_HEIGHTS_MM, TALL_FROM_MM, FoundBlock, snapped
+from companion.vision.foundblock import ALL_HEIGHTS_MM, MAX_SIDE_MM, TALL_FROM_MM, FoundBlock, brick_sized, snapped
 from companion.vision.hands import (HAND_MM2, SKIN_SHARE, hand_may_be_in_view, hand_regions, looks_like_skin,
                                     mostly_skin, skin_top, skin_toned_on_paper)
 from companion.vision.lamps import FoundLamp, darkness, find_lamps, mask_shadows
 from companion.vision.localtable import crowded, local_table, mask_known, paper_white, table_without, tile_side_mm
 from companion.vision.shade import (SHADE_TINT, Lamplight, black_bricks_shadow, broad_shade, could_be_shade,
                                     frames_shade_tint, hue_of, light_over_table, linear_light, lit_as_shade,
-                                    only_shade, shade_part, shaded, table_in_shade, table_light_rgb, tint_of,
+                                    only_shade, shade_part, shaded, table_in_shade, table_light_rgb,
                                     tinted_as_the_shade, top_may_be_shade, with_penumbra)
 from companion.vision.tableview import TableView, window_size
+from companion.vision.topface import (lit_part, near_colour, table_lit, top_face_of, without_a_lit_wall,
+                                      without_its_shadow)
 from companion.vision.touching import TABLE, Placed, agreement as box_agreement, courses_agreement, fit_touching
 from companion.vision.under_mini import (REACH_MM, ROSTER_SIGMA_MM, TopUnder, fit_top, hidden_top, occluded,
                                          plane_points, stand_height_mm)
 
-MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 MIN_SILHOUETTE_FIT = 0.8  # see `_silhouette_fit`
 TOP_ALIKE_SHARE = 0.75  # of a top face's colour samples, near their median (a brick's top is one colour)
-EDGE_BAND_MM = 20.0  # the table's own edge (and the floor beyond) is not searched
-BESIDE_NEAR_MM = 6.0  # pieces this close to what rises from beside the table belong to it
 # Near the camera's foot a low fit surer than this of its height stands at it; a less sure one is
 # taken as one brick (`_fit_one`).
 UNSEEN_CONFIDENCE = 0.6
@@ -87,41 +88,16 @@ HAND_SHADOW_REACH_MM = 150.0  # ... one this near a hand (held up to ~160 mm ove
 # every channel, is lit: no shadow, or not that shade (noise and compression move the ratio by a
 # few per cent; 1.05-1.3 gave the same blocks on the dev frames).
 LIT_RATIO = 1.15
-TOP_SHARE_LEAST = 0.3  # `_top_face`: a lit face this much of the outline is the top ...
-TOP_SHARE_RECTANGLE = 0.15  # ... or this much, filling its rectangle, with no other hue beside it
-HULL_FILLED = 0.9  # `_without_a_lit_wall`: a top's hull fills its rectangle this much (a top and its lit wall: 0.69)
-# ... two parts whose colours are this many of the steadier one's spreads apart (a top and its
-# wall on the bench tables: 3.05-20; a strip of a camouflage mat, a green top's edge: 2.1, 2.4)
-FACES_APART = 3.0
-SPLIT_PART_LEAST_PX = 200  # `_without_a_lit_wall`: a part of a top face this small (50 mm2) is no top
-RECTANGLE_FILLED = 0.85  # ... to this share of its least rectangle (`_fills_its_rectangle`)
-OTHER_HUE_MM2 = 12.0  # `_another_hue`: a stud and a half of another colour
-TABLE_LIT_TINT = 0.05  # `_table_lit`: a face this near the table's tint, and lighter, may be the table
-STUD_HOLE_MM2 = 40.0  # a hole in a lit top this small is a stud's shade or two (a stud: 18 mm2), not a yard
-STUD_NOTCH_MM = 3.5  # ... and a notch in its edge this wide (`_top_face`: a 1-wide brick's studs reach its edges)
 HUED_TABLE = 0.6  # `hue_of` a table whose shade `shaded` tells from black plastic beside it (felt, wood: 1.2-1.3)
 SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
 CLIPPED_SIDE_SIGMA_MM = 1.0  # a clipped top's sides, as a height cue (`_fit_box`)
-# A candidate that differs from the table only this much of the level (`_faint_candidates`).
-FAINT_SHARE = 0.6
-# Of the ring around a faint candidate, at most this share is its colour (within half the level,
-# two of the mat's median differences): a brick is set apart from the mat on every side, a patch of
-# the mat's own pattern runs on into more of it.
-FAINT_RING_ALIKE = 0.2
-FAINT_AROUND_GROWTH = 1.5  # `_faint_outlines_around`: a faint outline this many times the strong pixels in it
-FAINT_AROUND_HOLDS = 0.8  # ... whose brick holds this much of the one block its strong piece was fitted as
-# A candidate at COARSE_MM: its box (x, y, w, h px), its region (bool, the box's shape) and the
-# colour distance from the table that counts for it.
-CandidateRegion = tuple[tuple[int, int, int, int], np.ndarray, float]
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
 
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
-_STUD_NOTCH_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (int(STUD_NOTCH_MM / FINE_MM),) * 2)
-_STUD_GAP_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))  # 2.5 mm: a stud's shaded rim, a glint
 STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
 
 
@@ -202,7 +178,7 @@ class BlockFinder:
             self._lamplight = Lamplight(tuple(self.lamps), dark, clear, frames_shade_tint(coarse, table, shadows, dark, self.lamps))
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         sample = _sampler(image, view)
-        from_beside = _rising_from_beside(mask, unbanded, labels, count, _edges_facing(pose.camera_centre_mm, self.setup.table))
+        from_beside = rising_from_beside(mask, unbanded, labels, count, edges_facing(pose.camera_centre_mm, self.setup.table))
         beside_known = cv2.dilate(1 - clear, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0
         if hands.any():  # (a hand's shadow falls further from it than a mini's: it is held higher)
             reach_px = 2 * int(HAND_SHADOW_REACH_MM / COARSE_MM) + 1
@@ -214,8 +190,8 @@ class BlockFinder:
                 continue
             if not from_beside[label]:
                 candidates.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, level))
-        faint = _faint_parts(diff, FAINT_SHARE * level, clear)
-        candidates += _faint_candidates(closed, diff, level, mask, clear, faint)
+        faint = faint_parts(diff, FAINT_SHARE * level, clear)
+        candidates += faint_candidates(closed, diff, level, mask, clear, faint)
         strong_in_faint = np.bincount(faint[1][mask > 0], minlength=faint[0])  # strong pixels in each faint part
 
         def fitted(box: tuple[int, int, int, int], region: np.ndarray, its_level: float) -> list[FoundBlock]:
@@ -225,12 +201,12 @@ class BlockFinder:
             fits = self._fit(image, view, sample, minis, table, box, region, its_level, white, white_table)
             if its_level == level and len(fits) <= 1:
                 # On a busy table a brick may pass the level only in part: fitted again from the
-                # faint outline around that part (`_faint_outlines_around`), where nothing was
+                # faint outline around that part (`faint_outlines_around`), where nothing was
                 # found there, or where the part was fitted as a smaller brick the outline's holds.
-                for outline in _faint_outlines_around(faint, strong_in_faint, box, region, FAINT_SHARE * level):
-                    again = _bricks_only(self._fit(image, view, sample, minis, table, *outline, white, white_table,
+                for outline in faint_outlines_around(faint, strong_in_faint, box, region, FAINT_SHARE * level):
+                    again = bricks_only(self._fit(image, view, sample, minis, table, *outline, white, white_table,
                                                    one_brick=True))
-                    if not fits or (len(again) == 1 and _holds(again[0], fits[0])):
+                    if not fits or (len(again) == 1 and holds_more_than(again[0], fits[0])):
                         fits = again
             if self.memory is not None:
                 self.memory.keep(box, coarse, table, minis, fits)
@@ -238,7 +214,7 @@ class BlockFinder:
 
         blocks: list[FoundBlock] = []
         for (x, y, w, h), region, its_level in candidates:
-            if not _compact(region) or _in_hands(hands[y:y + h, x:x + w], region):
+            if not compact_enough(region) or _in_hands(hands[y:y + h, x:x + w], region):
                 continue
             if beside_known[y:y + h, x:x + w][region].any() and only_shade(
                     coarse[y:y + h, x:x + w], table[y:y + h, x:x + w], region, white):
@@ -439,7 +415,7 @@ class BlockFinder:
         mask = (diff > level).astype(np.uint8) & clear
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # printed lines, grain
         unbanded = mask.copy()
-        return _without_edge_band(mask), level, unbanded, diff
+        return without_edge_band(mask), level, unbanded, diff
 
     def _fit(self, image: np.ndarray, view: TableView, sample, minis: tuple[MiniState, ...], coarse_table: np.ndarray,
              box: tuple[int, int, int, int], region: np.ndarray, level: float, white: np.ndarray,
@@ -447,7 +423,7 @@ class BlockFinder:
         """The block a candidate is (one box), or the parts of a wall that turns (an L, a U, a
         ring: boxes along its arms, one block when they share a colour); or, where none of those
         stood, its colour parts each fitted alone as a brick (`_its_parts_alone`); none. With `one_brick`
-        (a faint outline, the last resort: `_bricks_only`) only the fits that may give a low
+        (a faint outline, the last resort: `bricks_only`) only the fits that may give a low
         brick are tried: one box, or two colours of one; no tower, touching bricks, wall, or a
         second pass with shade left out. (Those were tried on every faint outline and gave
         nothing there on the dev frames, at 50-170 ms each: half of a busy frame's time.)"""
@@ -897,11 +873,11 @@ def _fit_parts(c: Candidate, split: "ColourParts | None") -> tuple[list[FoundBlo
     masks, labels = split.cores, split.labels
     starts = []
     for mask in masks:
-        top = _top_face(fine, mask)
+        top = top_face_of(fine, mask)
         starts.append(rect_mm(top if top is not None else mask, origin))
-    widened = [i for i, r in enumerate(starts) if not _brick_sized(r)]
+    widened = [i for i, r in enumerate(starts) if not brick_sized(r)]
     starts = [_widened(r) if i in widened else r for i, r in enumerate(starts)]
-    if not all(_brick_sized(r) for r in starts):
+    if not all(brick_sized(r) for r in starts):
         return [], 0.0, 0.0
     points, scored = map_points(labels, origin)
     foot = c.view.foot_mm
@@ -1127,10 +1103,10 @@ def _fit_tower(c: Candidate, against: FoundBlock | None = None) -> FoundBlock | 
     outline's map (`c.tall_on_outline`)."""
     view = c.view
     if against is not None:
-        top = _top_face(c.fine, c.blob)
+        top = top_face_of(c.fine, c.blob)
         top = top if top is not None else _far_top(c)
         start = None if top is None else rect_mm(top, c.origin)
-        tall = None if start is None or not _brick_sized(start) else _placed_tall(c, start, _hull_outline(c))
+        tall = None if start is None or not brick_sized(start) else _placed_tall(c, start, _hull_outline(c))
         if tall is None:
             return None
         placed, points, labels = tall
@@ -1198,10 +1174,10 @@ def _tower_tops(c: Candidate) -> list[TableRect]:
     """Where a tower's top may be, as cast rectangles, likeliest first: the brightest face, the
     face at the outline's far end from the camera's foot, then each colour's lit face (the part
     whose colour is the top's), furthest from the foot first; brick-sized ones only, each once."""
-    faces = [_top_face(c.fine, c.blob), _far_top(c)]
+    faces = [top_face_of(c.fine, c.blob), _far_top(c)]
     split = c.parts
     if split is not None:
-        parts = [_top_face(c.fine, core) for core in split.cores[:MAX_PARTS]]
+        parts = [top_face_of(c.fine, core) for core in split.cores[:MAX_PARTS]]
         foot = c.view.foot_mm
         faces += sorted((f for f in parts if f is not None),
                         key=lambda f: -float(np.linalg.norm(rect_mm(f, c.origin).centre - foot)))
@@ -1210,7 +1186,7 @@ def _tower_tops(c: Candidate) -> list[TableRect]:
         if face is None:
             continue
         start = rect_mm(face, c.origin)
-        if _brick_sized(start) and not any(_same_place(start, t) for t in tops):
+        if brick_sized(start) and not any(_same_place(start, t) for t in tops):
             tops.append(start)
     return tops
 
@@ -1283,7 +1259,7 @@ def _far_top(c: Candidate) -> np.ndarray | None:
     if np.count_nonzero(far) < 4:
         return None
     smooth = cv2.GaussianBlur(c.fine, (0, 0), 1.0).astype(np.float32)
-    alike = _near_colour(smooth, np.median(smooth[ys[far], xs[far]], axis=0)) & (c.blob > 0)
+    alike = near_colour(smooth, np.median(smooth[ys[far], xs[far]], axis=0)) & (c.blob > 0)
     count, labels = cv2.connectedComponents(alike.astype(np.uint8), connectivity=4)
     ids = labels[ys[far], xs[far]]
     ids = ids[ids > 0]
@@ -1292,7 +1268,7 @@ def _far_top(c: Candidate) -> np.ndarray | None:
     face = labels == np.bincount(ids).argmax()
     value = smooth.max(axis=2)
     inside = value[face]
-    return _lit_part(face, value, float(np.percentile(inside, 85)), float(np.percentile(inside, 10)))
+    return lit_part(face, value, float(np.percentile(inside, 85)), float(np.percentile(inside, 10)))
 
 
 def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
@@ -1303,9 +1279,9 @@ def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
     # Start from the top face where it stands out, else from the whole silhouette (a black
     # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
     # light table differs by ten times the threshold and would spread a pixel wider.
-    top = _top_face(fine, blob, c.table_fine)
+    top = top_face_of(fine, blob, c.table_fine)
     if top is not None:
-        top = _without_its_shadow(c, _without_a_lit_wall(c, top))
+        top = without_its_shadow(c, without_a_lit_wall(c, top))
         start = rect_mm(top, (x0, y0))
     else:
         half = _half_contrast(diff, blob, level)
@@ -1313,7 +1289,7 @@ def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
         if silhouette is None:
             return None
         start = rect_mm(silhouette, (x0, y0))
-    if not _brick_sized(start):
+    if not brick_sized(start):
         return None
 
     def scored(option: BoxFit) -> tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None:
@@ -1348,7 +1324,7 @@ def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
             # likelihood kept (its confidence then says how unsure it is).
             shadowed = box_at(c.view, shadowed, BRICK_MM, shadowed.height_cost)
         options = [shadowed]
-        if top is not None and shadowed.height_mm != fit.height_mm and not _table_lit(c, top):
+        if top is not None and shadowed.height_mm != fit.height_mm and not table_lit(c, top):
             # Its shadows say it is lower than the fit: what the fit took for a wall was shadow, and
             # its silhouette at the lower height takes it for top. The top seen standing out may
             # be where the top is: whichever of the two explains the outline better. Taller: the
@@ -1380,7 +1356,7 @@ def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
         return None
     iou, fit, footprint, studs = best
     seen = _top_seen(c, fit)
-    if seen is None and top is not None and not _table_lit(c, top):
+    if seen is None and top is not None and not table_lit(c, top):
         # The top taken again from the silhouette took in a wall in shade beside it and is no one
         # colour (a gray 2x4 brick on gray tiles, its dark walls and shadow one with it: a 40 x 23
         # mm top; a red 1x8 brick on wood seen steeply, its dark red wall as wide as its top, fitted
@@ -1568,7 +1544,7 @@ def _fit_arms(c: Candidate) -> list[FoundBlock]:
     of its outline where no top stands out), each fitted as a box whose profiles leave out
     where the other arms join it; arms of one colour make one block, its footprint their union."""
     blob, origin = c.blob, c.origin
-    top = _top_face(c.fine, blob)
+    top = top_face_of(c.fine, blob)
     arms = _arms(top if top is not None else blob, origin)
     if not 2 <= len(arms) <= MAX_ARMS:
         return []
@@ -1676,12 +1652,6 @@ def to_block_states(blocks: list[FoundBlock]) -> tuple[BlockState, ...]:
 
 
 # --- pieces ----------------------------------------------------------------------------------------
-
-
-def _brick_sized(start: TableRect) -> bool:
-    """Could a fit start from this rectangle: no longer than a wall of bricks in a row, no
-    narrower than a stud (less a blurred edge)?"""
-    return max(start.half_mm) * 2 <= MAX_SIDE_MM and min(start.half_mm) * 2 >= STUD_MM - 3
 
 
 def _placed_fit(view: TableView, placed: Placed) -> BoxFit:
@@ -1832,145 +1802,6 @@ def _inside(block: FoundBlock, other: FoundBlock) -> bool:
 CHROMA_EDGE_PX = 2.0  # a top's hue is judged this many camera pixels in from its edges (`_top_seen`)
 
 
-def _edges_facing(camera_mm: np.ndarray, table: TableSpec) -> tuple[bool, bool, bool, bool]:
-    """The table's edges (x = 0, x = width, y = 0, y = depth) with the camera beyond them.
-
-    Whatever stands on the table is seen on the table plane at or beyond its own footprint, away
-    from the point under the camera; so a candidate running out of the table's window across an
-    edge facing the camera rises from beside the table (a box, a shelf), not from on it."""
-    x, y = float(camera_mm[0]), float(camera_mm[1])
-    return x < 0.0, x > table.width_mm, y < 0.0, y > table.depth_mm
-
-
-def _without_edge_band(mask: np.ndarray) -> np.ndarray:
-    """A coarse mask with the table's own edge band (EDGE_BAND_MM) cleared, in place."""
-    edge = int(math.ceil(EDGE_BAND_MM / COARSE_MM))
-    mask[:edge], mask[-edge:], mask[:, :edge], mask[:, -edge:] = 0, 0, 0, 0
-    return mask
-
-
-def _faint_candidates(closed: np.ndarray, diff: np.ndarray, level: float, mask: np.ndarray, clear: np.ndarray,
-                      faint: tuple[int, np.ndarray, np.ndarray]) -> list[CandidateRegion]:
-    """Candidates (box, region, their level) that differ from the table by FAINT_SHARE of the
-    level and, in a few pixels, by the level itself, apart from `mask`'s: a black brick whose top
-    carries the lamp's sheen on a textured gray mat differs from it barely more than the mat's own
-    pattern (a mat's level is 4 of its median differences), in too few pixels for the opening to
-    keep. Each must be a brick's size at least and set apart from the ring 2-6 mm around it
-    (FAINT_RING_ALIKE): where the local table blurs two colours of a mat's pattern together, a
-    patch of one differs from it as faintly, and runs on into its own colour."""
-    low = FAINT_SHARE * level
-    strong = (diff > level) & (clear > 0)
-    count, labels, stats = faint  # (`_faint_parts` at `low`)
-    # (one that touches a candidate already is that candidate's blurred rim, or its shadow)
-    seeded = (np.bincount(labels[strong], minlength=count) > 0) & ~(np.bincount(labels[mask > 0], minlength=count) > 0)
-    found: list[CandidateRegion] = []
-    for label in np.flatnonzero(seeded[1:]) + 1:
-        x, y, w, h, area = (int(v) for v in stats[label])
-        if area * COARSE_MM ** 2 < MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM:
-            continue
-        r = 3  # px: the ring's outer edge, 6 mm
-        x0, y0, x1, y1 = max(x - r, 0), max(y - r, 0), min(x + w + r, diff.shape[1]), min(y + h + r, diff.shape[0])
-        inside = (labels[y0:y1, x0:x1] == label).astype(np.uint8)
-        ring = (cv2.dilate(inside, np.ones((2 * r + 1,) * 2, np.uint8)) > 0) & (cv2.dilate(inside, np.ones((3, 3), np.uint8)) == 0)
-        ring &= clear[y0:y1, x0:x1] > 0
-        crop = closed[y0:y1, x0:x1].astype(np.float32)
-        colour = np.median(crop[inside > 0], axis=0)
-        if not ring.any() or np.mean(np.linalg.norm(crop[ring] - colour, axis=1) < level / 2) > FAINT_RING_ALIKE:
-            continue
-        found.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, low))
-    return found
-
-
-def _faint_parts(diff: np.ndarray, low: float, clear: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """The connected parts (count, labels, stats) of where the coarse view differs from the table
-    by `low` or more, opened against single pixels, clear of the window's edge band."""
-    faint = _without_edge_band(cv2.morphologyEx(((diff > low) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN,
-                                                np.ones((3, 3), np.uint8)))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(faint, connectivity=8)
-    return count, labels, stats
-
-
-def _faint_outlines_around(faint: tuple[int, np.ndarray, np.ndarray], strong_in_faint: np.ndarray,
-                           box: tuple[int, int, int, int], region: np.ndarray, low: float) -> list[CandidateRegion]:
-    """Candidates (box, region, `low`) of the faint outlines (`_faint_parts` at FAINT_SHARE of the
-    level) around a strong candidate (`box`, `region`, at COARSE_MM), holding no other strong
-    pixel (`strong_in_faint`: each faint part's), FAINT_AROUND_GROWTH times the strong pixels in them at least (else their
-    blurred rim) and a brick's size. On a busy table (gravel, paving) a gray brick differs from it
-    barely more than the table from itself, and only a part of it passes the level: a 140 mm2
-    piece that fits no brick (path traced, a gray 1 x 4 brick 28.8 mm high on gravel, lost), or a
-    2 x 1 brick 19.2 mm high (a gray 1 x 4 plate 6.4 mm high on paving). The outline need not be
-    set apart from the ring around it (`_faint_candidates`), for the piece in it was: a gray brick
-    on gray gravel is the gravel's colour on average. What it gives stands only as a brick lower
-    than a tower (`_bricks_only`)."""
-    count, labels, stats = faint
-    x0, y0, w0, h0 = box
-    held = np.bincount(labels[y0:y0 + h0, x0:x0 + w0][region], minlength=count)
-    others = strong_in_faint > held
-    found: list[CandidateRegion] = []
-    for label in np.flatnonzero((held[1:] > 0) & ~others[1:]) + 1:
-        x, y, w, h, area = (int(v) for v in stats[label])
-        if (area * COARSE_MM ** 2 < MIN_AREA_MM2 or max(w, h) * COARSE_MM > MAX_SIDE_MM
-                or area < FAINT_AROUND_GROWTH * held[label]):
-            continue
-        found.append(((x, y, w, h), labels[y:y + h, x:x + w] == label, low))
-    return found
-
-
-def _bricks_only(blocks: list[FoundBlock]) -> list[FoundBlock]:
-    """The blocks a faint outline gives that are bricks (both sides a brick's) lower than a tower:
-    a faint outline is no evidence of more (unrestricted, a black brick with its shadow stood as a
-    tower 86.4 mm high, and a gray brick as a box a plate low, 20 x 11 mm)."""
-    return [b for b in blocks if b.studs is not None and b.height_mm < TALL_FROM_MM]
-
-
-def _holds(larger: FoundBlock, first: FoundBlock) -> bool:
-    """Whether a box is larger than another (a box too) and holds FAINT_AROUND_HOLDS of its
-    footprint."""
-    if len(first.footprint_mm) != 4:
-        return False
-    a, b = (np.asarray(x.footprint_mm, np.float32) for x in (larger, first))
-    inside, _ = cv2.intersectConvexConvex(a, b)
-    first_mm2 = cv2.contourArea(b)
-    return cv2.contourArea(a) > first_mm2 and inside >= FAINT_AROUND_HOLDS * first_mm2
-
-
-def _rising_from_beside(mask: np.ndarray, unbanded: np.ndarray, labels: np.ndarray, count: int,
-                        edges: tuple[bool, bool, bool, bool]) -> np.ndarray:
-    """For each candidate label, whether it is (or touches) what runs on, through the edge band,
-    out of the window across an edge facing the camera. The mask is opened: a touch is 3 pixels
-    wide at least. A big box's face matches the local table estimate (a median over a window it
-    fills), so its outline breaks into pieces; the ones a few mm off the touching outline go too."""
-    out = np.zeros(count, bool)
-    if not any(edges):
-        return out
-    n_raw, raw = cv2.connectedComponents(unbanded, connectivity=8)
-    border = np.zeros(n_raw, np.int64)
-    for facing, line in zip(edges, (raw[:, 0], raw[:, -1], raw[0, :], raw[-1, :])):
-        if facing:
-            border += np.bincount(line, minlength=n_raw)
-    border[0] = 0
-    if not border.any():
-        return out
-    near = int(math.ceil(BESIDE_NEAR_MM / COARSE_MM))
-    beside = cv2.dilate((border[raw] > 0).astype(np.uint8), np.ones((2 * near + 1, 2 * near + 1), np.uint8))
-    touched = np.bincount(labels[(mask > 0) & (beside > 0)], minlength=count)
-    return (touched > 0) & (np.arange(count) > 0)
-
-
-def _compact(region: np.ndarray) -> bool:
-    """Could this coarse blob be a brick's, or a wall's: at least 6 mm across and filling half its
-    rectangle, or 6 mm thick all along (an L, a U, a castle's ring), not a printed line, not what
-    is left around a masked mini?"""
-    ys, xs = np.nonzero(region)
-    (_, _), (w, h), _ = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
-    if min(w, h) + 1 < 6.0 / COARSE_MM:
-        return False
-    if len(xs) >= 0.5 * (w + 1) * (h + 1):
-        return True
-    thick = cv2.erode(np.pad(region.astype(np.uint8), 1), np.ones((3, 3), np.uint8))  # 6 mm wide where it survives
-    return np.count_nonzero(thick) >= 0.3 * len(xs)
-
-
 CHROMA_WEIGHT = 0.5
 # BGR -> luma and the two colour differences (Rec. 601), the colour differences weighted less: a
 # JPEG or a webcam stream keeps colour at half resolution, so its colour edges are twice as blurred.
@@ -2045,170 +1876,8 @@ def stud_gaps_closed(blob: np.ndarray, diff: np.ndarray, level: float, shade: np
     own (its studs' shaded rims, a glossy sheen, the camera's noise) that dips under the level in
     spots; the table's own speckle stays under half of it."""
     near = (diff > STUD_GAP_LEVEL * level).astype(np.uint8) & (1 - shade)
-    closed = blob | (cv2.morphologyEx(blob, cv2.MORPH_CLOSE, _STUD_GAP_DISC) & near)
+    closed = blob | (cv2.morphologyEx(blob, cv2.MORPH_CLOSE, STUD_GAP_DISC) & near)
     return closed if np.count_nonzero(closed) > np.count_nonzero(blob) else None
-
-
-def _top_face(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = None) -> np.ndarray | None:
-    """The top face: lit from above, the brightest uniform part of a block, cut halfway between the
-    top's brightness and the walls', kept to the top's colour (a lighter table is not it). None
-    when no such part stands out from the rest (black bricks, noise). With `table` (the table's
-    colour under the outline), a smaller top will do on an outline of one brick."""
-    smooth = cv2.GaussianBlur(fine, (0, 0), 1.0).astype(np.float32)
-    value = np.maximum(np.maximum(smooth[..., 0], smooth[..., 1]), smooth[..., 2])
-    core = cv2.erode(blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
-    if np.count_nonzero(core) < 12:
-        return None
-    inside = value[core > 0]
-    top_level, low_level = float(np.percentile(inside, 85)), float(np.percentile(inside, 10))
-    bright = (value >= top_level) & (core > 0)
-    lit = _lit_part((blob > 0) & _near_colour(smooth, np.median(smooth[bright], axis=0)), value, top_level, low_level)
-    if lit is None:
-        return None
-    # The studs' shaded sides are holes in the lit face (on a black top, whose lit level is a few
-    # levels above its walls', so is the noise): part of the top all the same (a row of them down
-    # a wall's top cut its arms lengthwise into slivers 2-5 mm wide).
-    top = small_holes_filled(lit, STUD_HOLE_MM2)
-    # Most of the top face or nothing: a ragged piece of it would start the fit astray. A tall
-    # narrow brick's top is less than its walls and its shadow (a 1x4 brick 28.8 mm high under a
-    # lamp: a quarter of its outline): whole when it fills its rectangle, asked for one brick's
-    # outline (`table` given), and no other hue than the top's and the table's is in the outline
-    # (touching bricks, a tower's courses: one top among them is no start for them all). On a
-    # 1-wide brick the studs reach to within 1.5 mm of the top's edges, and their shaded sides
-    # notch the edge instead of holing the face: the face fills its rectangle with the notches
-    # closed (a path-traced green 1x6 brick 28.8 mm high, its glared top notched five times down
-    # one side, filled 0.82 of it and was lost).
-    share = np.count_nonzero(top) / max(np.count_nonzero(blob), 1)
-    if share < TOP_SHARE_LEAST and not (
-            table is not None and share >= TOP_SHARE_RECTANGLE
-            and _fills_its_rectangle(cv2.morphologyEx(top, cv2.MORPH_CLOSE, _STUD_NOTCH_DISC))
-            and not _another_hue(smooth, blob, top, table)):
-        return None
-    return top
-
-
-def _without_a_lit_wall(c: Candidate, top: np.ndarray) -> np.ndarray:
-    """A top face that does not fill its rectangle, less the wall it took in: a wall turned to a
-    lamp is lit as brightly as the top (a tall brick seen steeply under a low lamp: top and wall
-    one hexagon, its least rectangle turned 28 degrees from the brick's). The face split in two
-    by colour (a lit wall's shade or tint still differs from the top's), the part farther from
-    the camera's foot (a wall seen stands between its top and the foot) is the top where it fills
-    its rectangle; else the face as it was."""
-    if hull_fill(top) >= HULL_FILLED:
-        return top
-    smooth = cv2.GaussianBlur(c.fine, (0, 0), 1.0).astype(np.float32)
-    ys, xs = np.nonzero(top)
-    if len(xs) < 2 * SPLIT_PART_LEAST_PX:
-        return top
-    colours = smooth[ys, xs]
-    # Two colours by k-means, started from the brighter and the darker half (the same split every
-    # run: no random seeds).
-    brightness = colours.sum(axis=1)
-    start = (brightness > np.median(brightness)).astype(np.int32)[:, None]
-    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
-    _, labels, _ = cv2.kmeans(colours, 2, start, criteria, 1, cv2.KMEANS_USE_INITIAL_LABELS)
-    labels = labels[:, 0]
-    if min(np.count_nonzero(labels == 0), np.count_nonzero(labels == 1)) < SPLIT_PART_LEAST_PX:
-        return top
-    parts = [colours[labels == j] for j in (0, 1)]
-    centres = [np.median(part, axis=0) for part in parts]
-    spreads = [float(np.median(np.linalg.norm(part - centre, axis=1))) for part, centre in zip(parts, centres)]
-    if float(np.linalg.norm(centres[0] - centres[1])) < FACES_APART * max(min(spreads), 1.0):
-        return top  # one face's noise or texture, not two faces
-    points = (np.stack([xs, ys], axis=1) + 0.5) * FINE_MM + np.asarray(c.origin)
-    from_foot = np.linalg.norm(points - c.view.foot_mm, axis=1)
-    far = int(np.argmax([from_foot[labels == j].mean() for j in (0, 1)]))
-    part = np.zeros_like(top)
-    part[ys[labels == far], xs[labels == far]] = 1
-    part = largest_piece(part)
-    if part is None:
-        return top
-    part = small_holes_filled(part, STUD_HOLE_MM2)
-    if hull_fill(part) < HULL_FILLED or not _brick_sized(rect_mm(part, c.origin)):
-        return top
-    return part
-
-
-OWN_SHADOW_LEAST_MM2 = 20.0  # `_without_its_shadow`: the least of a top's shade that is cut off it
-OWN_SHADOW_ALIGNED = 0.7  # ... the cosine between its offset from the rest and a lamp's shadows' way
-
-
-def _without_its_shadow(c: Candidate, top: np.ndarray) -> np.ndarray:
-    """A top face less the brick's own shadow it took in beyond an edge: where the table is as
-    dark as a gray top (a gray brick on gray tiles, the shadow a lamp casts from it past its far
-    end), the top standing out took in the shadow too, and the fit from it was a stud long. Cut
-    off: the part of the top that may be the table in shade (`maybe_shade`, the table's own tint
-    darker: a gray top's is not), where it lies off the rest the way a lamp found casts its
-    shadows, and the rest is a brick's whole top (fills its rectangle). Else the face as it was."""
-    if c.lamplight is None or not c.lamplight.lamps:
-        return top
-    # (opened: single pixels of a gray top pass for shade too)
-    shade = largest_piece(cv2.morphologyEx(((top > 0) & (c.maybe_shade > 0)).astype(np.uint8), cv2.MORPH_OPEN,
-                                            _STUD_GAP_DISC))
-    if shade is None or np.count_nonzero(shade) * FINE_MM ** 2 < OWN_SHADOW_LEAST_MM2:
-        return top
-    shade = shade > 0
-    rest = largest_piece((top > 0) & ~shade)
-    if rest is None:
-        return top
-    rest = small_holes_filled(rest, STUD_HOLE_MM2)
-    if not _fills_its_rectangle(rest) or not _brick_sized(rect_mm(rest, c.origin)):
-        return top
-    shade_mm, rest_mm = (pixels_mm(*np.nonzero(mask)[::-1], c.origin).mean(axis=0) for mask in (shade, rest))
-    offset = shade_mm - rest_mm
-    for lamp in c.lamplight.lamps:
-        way = rest_mm - np.asarray(lamp.position_mm[:2], float)  # shadows fall away from the lamp's foot
-        cosine = float(offset @ way) / max(float(np.linalg.norm(offset) * np.linalg.norm(way)), 1e-9)
-        if cosine >= OWN_SHADOW_ALIGNED:
-            return rest
-    return top
-
-
-def _fills_its_rectangle(mask: np.ndarray) -> bool:
-    """Whether a mask fills the least rectangle about it to RECTANGLE_FILLED (a brick's whole top)."""
-    ys, xs = np.nonzero(mask)
-    (_, _), (w, h), _ = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
-    return len(xs) >= RECTANGLE_FILLED * (w + 1) * (h + 1)
-
-
-def _another_hue(smooth: np.ndarray, blob: np.ndarray, top: np.ndarray, table: np.ndarray) -> bool:
-    """Whether an outline holds OTHER_HUE_MM2 or more of a chromaticity other than its top's (its
-    walls are the top's colour in shade) and the table's under it (its shadow, however deep), away
-    from the top's blurred edge: a touching brick or a tower's course. `table`: the table's colours
-    under the cut-out, smoothed here as `smooth` was."""
-    hue, tolerance = chromaticity(smooth), chroma_tolerance(smooth)
-
-    def apart(colour: np.ndarray) -> np.ndarray:
-        return np.linalg.norm(hue - chromaticity(colour), axis=-1) > tolerance
-
-    top_colour = np.median(smooth[top > 0], axis=0)
-    away = (blob > 0) & (cv2.dilate(top, np.ones((5, 5), np.uint8)) == 0)
-    other = away & apart(top_colour) & apart(cv2.GaussianBlur(table, (0, 0), 1.0).astype(np.float32))
-    return np.count_nonzero(other) * FINE_MM ** 2 >= OTHER_HUE_MM2
-
-
-def _table_lit(c: Candidate, face: np.ndarray) -> bool:
-    """Whether a lit face (mask) is the table's own colour, lighter than the table's estimate
-    there: a patch of table between a mini's shadow and a grout line, where the shadow darkened
-    the estimate (its light over the table's within TABLE_LIT_TINT of one tint)."""
-    ratio = light_over_table(np.median(c.fine[face > 0], axis=0).astype(np.float64),
-                         table_light_rgb(np.median(c.table_fine[face > 0], axis=0).astype(np.float64)))
-    return float(ratio.mean()) > 1.0 and float(np.linalg.norm(tint_of(ratio))) < TABLE_LIT_TINT
-
-
-def _lit_part(face: np.ndarray, value: np.ndarray, high: float, low: float) -> np.ndarray | None:
-    """A face (bool mask) cut halfway between its lit level `high` and its walls' `low` (brightest
-    channel), unless no wall stands out (under the lens, or a plate), opened against blurred edge
-    pixels: its largest piece (uint8 mask); None if nothing is left."""
-    if high >= 1.15 * low + 4:
-        face = face & (value >= (high + low) / 2)
-    return largest_piece(face)
-
-
-def _near_colour(smooth: np.ndarray, colour: np.ndarray) -> np.ndarray:
-    """Pixels of a face's colour (BGR): within a quarter of its brightest channel (14 levels at least)."""
-    off = cv2.subtract(smooth, np.full_like(smooth, colour))
-    return channel_sum_sqrt(cv2.multiply(off, off)) <= max(14.0, 0.25 * float(colour.max()))
 
 
 def _silhouette_fit(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]], origin_mm: tuple[float, float],

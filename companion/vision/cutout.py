@@ -147,3 +147,6 @@ def top_samples(image: np.ndarray, view: TableView, top: TableRect, inset_mm: fl
 def top_colour_seen(image: np.ndarray, view: TableView, top: TableRect) -> np.ndarray:
     """The median colour (BGR) of the top face's inside."""
     return np.median(top_samples(image, view, top), axis=0)
+
+
+STUD_GAP_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))  # 2.5 mm: a stud's shaded rim, a glint

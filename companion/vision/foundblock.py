@@ -54,3 +54,12 @@ def snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
             halves.append(half)
     rect = TableRect(footprint.centre, footprint.axis, (halves[0], halves[1]))
     return rect, (max(studs), min(studs)) if len(studs) == 2 else None
+
+
+MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
+
+
+def brick_sized(start: TableRect) -> bool:
+    """Could a fit start from this rectangle: no longer than a wall of bricks in a row, no
+    narrower than a stud (less a blurred edge)?"""
+    return max(start.half_mm) * 2 <= MAX_SIDE_MM and min(start.half_mm) * 2 >= STUD_MM - 3

@@ -16,15 +16,16 @@ from companion.setup_file import setup_to_toml
 from companion.state import BLOCKS_NOT_SEEN, MiniState, TableState
 from companion.synth.render import Renderer, linear_to_srgb as encode  # a webcam's sRGB curve, clipping at 1
 from companion.synth.scene import LEGO_RGB, SynthBrick, SynthHand, wall_bricks
-from companion.vision.blocks import (FAINT_SHARE, STUD_HOLE_MM2, BlockFinder, _arms, _faint_candidates, _faint_parts,
-                                     _top_face, _BRICK_DISC, stud_gaps_closed, to_block_states, union_outline)
+from companion.vision.blocks import _BRICK_DISC, BlockFinder, _arms, stud_gaps_closed, to_block_states, union_outline
 from companion.vision.blockwatch import GONE_SEARCHES
 from companion.vision.brickfit import PLATE_MM, TableRect
+from companion.vision.candidates import FAINT_SHARE, faint_candidates, faint_parts
 from companion.vision.colourparts import FINER_APART, colour_parts
 from companion.vision.colours import PAPER_ALBEDO, classify_colour, colour_distance
 from companion.vision.cutout import FINE_MM, filled_blobs, small_holes_filled
 from companion.vision.locator import Locator
 from companion.vision.tableview import TableView
+from companion.vision.topface import STUD_HOLE_MM2, top_face_of
 from companion.vision.touching import TABLE
 from companion.vision.tracker import LiveTracker
 from tests.vision.found_blocks import box_block
@@ -224,7 +225,7 @@ def test_a_narrow_top_notched_by_its_studs_starts_the_fit():
     the brick was lost. Its top is the start, a 1x6 brick's."""
     both = cv2.imread(str(Path(__file__).with_name("frames") / "pbr_narrow_glared_top.png"), cv2.IMREAD_COLOR)
     fine, outline, table = np.split(both, 3, axis=1)
-    top = _top_face(fine, (outline[..., 0] > 127).astype(np.uint8), table)
+    top = top_face_of(fine, (outline[..., 0] > 127).astype(np.uint8), table)
     assert top is not None
     ys, xs = np.nonzero(top)
     (_, _), sides_px, _ = cv2.minAreaRect(np.stack([xs, ys], axis=1).astype(np.float32))
@@ -1168,7 +1169,7 @@ def test_a_faint_candidate_is_a_brick_set_apart_from_the_mat_not_a_patch_of_its_
     diff = colour_distance(closed, table, blur_px=1.0)
     mask = cv2.morphologyEx(((diff > level) & (clear > 0)).astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     assert not mask[25:55, 25:55].any()  # no candidate the usual way (a mini's tile stands in a corner)
-    found = _faint_candidates(closed, diff, level, mask, clear, _faint_parts(diff, FAINT_SHARE * level, clear))
+    found = faint_candidates(closed, diff, level, mask, clear, faint_parts(diff, FAINT_SHARE * level, clear))
     assert len(found) == expected, [box for box, _, _ in found]
     for (x, y, w, h), region, its_level in found:
         assert abs(x + w / 2 - 40) < 6 and abs(y + h / 2 - 40) < 6 and region.sum() * 4 >= 150
