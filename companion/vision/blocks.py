@@ -1279,7 +1279,7 @@ def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
     # Start from the top face where it stands out, else from the whole silhouette (a black
     # brick's walls are as dark as its top), cut at half its own contrast: a black brick on a
     # light table differs by ten times the threshold and would spread a pixel wider.
-    top = top_face_of(fine, blob, c.table_fine)
+    top = top_face_of(fine, blob, c.table_fine, c.maybe_shade)
     if top is not None:
         top = without_its_shadow(c, without_a_lit_wall(c, top))
         start = rect_mm(top, (x0, y0))

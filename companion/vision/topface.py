@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the finder's candidate: blocks imports this module
 
 TOP_SHARE_LEAST = 0.3  # `top_face_of`: a lit face this much of the outline is the top ...
 TOP_SHARE_RECTANGLE = 0.15  # ... or this much, filling its rectangle, with no other hue beside it
+TOP_LIT_SHARE = 0.5  # ... or, this much of it lit, this much of what of the outline may not be the table in shade
 HULL_FILLED = 0.9  # `without_a_lit_wall`: a top's hull fills its rectangle this much (a top and its lit wall: 0.69)
 # ... two parts whose colours are this many of the steadier one's spreads apart (a top and its
 # wall on the bench tables: 3.05-20; a strip of a camouflage mat, a green top's edge: 2.1, 2.4)
@@ -36,11 +37,13 @@ STUD_NOTCH_MM = 3.5  # ... and a notch in its edge this wide (`top_face_of`: a 1
 _STUD_NOTCH_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (int(STUD_NOTCH_MM / FINE_MM),) * 2)
 
 
-def top_face_of(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = None) -> np.ndarray | None:
+def top_face_of(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = None,
+                shade: np.ndarray | None = None) -> np.ndarray | None:
     """The top face: lit from above, the brightest uniform part of a block, cut halfway between the
     top's brightness and the walls', kept to the top's colour (a lighter table is not it). None
     when no such part stands out from the rest (black bricks, noise). With `table` (the table's
-    colour under the outline), a smaller top will do on an outline of one brick."""
+    colour under the outline), a smaller top will do on an outline of one brick; with `shade`
+    too, one that is most of what of the outline may not be the table in shade."""
     smooth = cv2.GaussianBlur(fine, (0, 0), 1.0).astype(np.float32)
     value = np.maximum(np.maximum(smooth[..., 0], smooth[..., 1]), smooth[..., 2])
     core = cv2.erode(blob, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (7, 7)))
@@ -65,13 +68,26 @@ def top_face_of(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = N
     # notch the edge instead of holing the face: the face fills its rectangle with the notches
     # closed (a path-traced green 1x6 brick 28.8 mm high, its glared top notched five times down
     # one side, filled 0.82 of it and was lost).
+    # A tall brick seen from afar under a low lamp: its wall in shade and its long shadow may be
+    # five sixths of its outline (`shade` given: where it may be the table in shade); its lit top is
+    # then most of the rest (a gray 1x4 brick 28.8 mm high 640 mm from the foot: 0.87 of it).
     share = np.count_nonzero(top) / max(np.count_nonzero(blob), 1)
-    if share < TOP_SHARE_LEAST and not (
-            table is not None and share >= TOP_SHARE_RECTANGLE
-            and fills_its_rectangle(cv2.morphologyEx(top, cv2.MORPH_CLOSE, _STUD_NOTCH_DISC))
-            and not _another_hue(smooth, blob, top, table)):
+    if share >= TOP_SHARE_LEAST:
+        return top
+    if table is None or _another_hue(smooth, blob, top, table):
         return None
-    return top
+    if share >= TOP_SHARE_RECTANGLE and fills_its_rectangle(cv2.morphologyEx(top, cv2.MORPH_CLOSE, _STUD_NOTCH_DISC)):
+        return top
+    return top if shade is not None and _most_of_what_is_no_shade(top, blob, shade) else None
+
+
+def _most_of_what_is_no_shade(top: np.ndarray, blob: np.ndarray, shade: np.ndarray) -> bool:
+    """Whether a top face is lit (TOP_LIT_SHARE of it no shade) and that share of what of its
+    outline is no shade. (A black brick may be shade all over, its lit end wall with it; a
+    touching neighbour's lit top is no shade either.)"""
+    lit = np.count_nonzero((top > 0) & (shade == 0))
+    return (lit >= TOP_LIT_SHARE * np.count_nonzero(top)
+            and lit >= TOP_LIT_SHARE * np.count_nonzero((blob > 0) & (shade == 0)))
 
 
 def without_a_lit_wall(c: Candidate, top: np.ndarray) -> np.ndarray:

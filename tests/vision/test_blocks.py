@@ -2167,6 +2167,16 @@ def test_a_lamp_found_again_on_the_same_shadows_is_not_a_second_lamp():
     _the_brick_found(5 * 100003 + 2, (629.9, 619.4), "black", 28.8, n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_tall_narrow_bricks_lit_top_is_its_top_though_its_wall_and_long_shadow_are_most_of_its_outline():
+    """A gray 1x4 brick 28.8 mm high on beige tiles, 640 mm from the camera's foot, under a low
+    lamp (ray-cast standard seed 3 table 9): its lit top, 7.8 mm wide, was a sixth of an outline
+    that took in its wall in shade (15 mm wide as the camera sees it) and its shadow (32 mm long),
+    too little to start the fit from; the outline itself, 88 mm long, was no brick. Its top is
+    most of what of the outline may not be the table in shade, and lit itself: the fit starts
+    from it."""
+    _the_brick_found(3 * 100003 + 9, (184.1, 482.1), "gray", 28.8)
+
+
 def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
     """A green-topped tower 80 mm high over a yellow course and red ones (ray-cast
     walls/towers/touching seed 7 table 1): its red walls were fitted as a 6.4 mm box round the
