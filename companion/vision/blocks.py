@@ -696,19 +696,35 @@ class BlockFinder:
         # A tower whose walls are bricks of many colours: one box fitted to its outline.
         if _a_tower_stands(c):
             return [c.outline_tower]
-        # Last (or where the tower casts no shadow of its own, and `fits` would drop it),
+        # Then (or where the tower casts no shadow of its own, and `fits` would drop it),
         # touching bricks of near colours (red beside orange under a warm lamp) that the
         # usual split took for one: split finer, they stand only when every part is a brick of a
         # colour of its own, none of them another's wall in shade, and none the table in shade (a
         # finer split also parts a brick's top from its walls and its shadow on a gray mat, which
         # `shaded` cannot tell from a black brick, or a tower's courses).
-        finer = c.finer_parts
-        bricks, _, _ = _fit_parts(c, finer)
-        if not bricks or finer is None or len({b.color for b in bricks}) < len(bricks):
-            return []
-        if len(bricks) < len(finer.cores) and not _the_rest_their_shade(c, finer, bricks):
-            return []
-        return bricks if _each_a_brick_of_its_own(c, bricks) else []
+        bricks = _split_finer(c)
+        if bricks or one is None:
+            return bricks
+        # At last, where it was fitted as a tall box with no shadow of its own: the low range's own
+        # fit may have a low height its tall refit lost (a yellow 9.6 mm brick on wood far from the
+        # foot: its walls read 44.8 mm on the grain beyond them, 9.6 the next least; refitted as a
+        # tower 67.2 mm, the low heights' least at 32).
+        low = _fit_one(c, tall=False)
+        instead = None if low is None else low_instead(c.view, low)
+        return [] if instead is None else [instead]
+
+
+def _split_finer(c: "Candidate") -> list[FoundBlock]:
+    """Touching bricks of near colours split finer (`Candidate.finer_parts`), where every part is
+    a brick of a colour of its own, none of them another's wall in shade, and none the table in
+    shade; else none."""
+    finer = c.finer_parts
+    bricks, _, _ = _fit_parts(c, finer)
+    if not bricks or finer is None or len({b.color for b in bricks}) < len(bricks):
+        return []
+    if len(bricks) < len(finer.cores) and not _the_rest_their_shade(c, finer, bricks):
+        return []
+    return bricks if _each_a_brick_of_its_own(c, bricks) else []
 
 
 def _its_parts_alone(c: "Candidate", split: "ColourParts | None") -> list[FoundBlock]:

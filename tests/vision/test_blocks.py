@@ -2177,6 +2177,16 @@ def test_a_tall_narrow_bricks_lit_top_is_its_top_though_its_wall_and_long_shadow
     _the_brick_found(3 * 100003 + 9, (184.1, 482.1), "gray", 28.8)
 
 
+def test_a_low_brick_read_tall_on_the_tables_grain_is_its_low_fits_low_height_where_it_casts_no_tall_shadow():
+    """A yellow 2x3 brick 9.6 mm high on wood, 600 mm from the camera's foot (ray-cast standard
+    seed 3 table 11): its near walls' profiles read 44.8 mm on the wood's grain beyond them (9.6
+    the next least), refitted among a tower's heights 67.2 mm; that tower casts no shadow of its
+    own, and the tower's fit's least low height (32 mm) is the end of the low range: dropped. The
+    low range's own fit has 9.6 mm well inside it: the brick stands there, where nothing else
+    does."""
+    _the_brick_found(3 * 100003 + 11, (959.6, 360.9), "yellow", 9.6)
+
+
 def test_a_towers_lower_courses_of_another_colour_are_no_block_of_their_own():
     """A green-topped tower 80 mm high over a yellow course and red ones (ray-cast
     walls/towers/touching seed 7 table 1): its red walls were fitted as a 6.4 mm box round the
