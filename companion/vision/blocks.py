@@ -25,6 +25,11 @@
    of its walls any one colour, explains that map better; or a wall that turns: its
    straight arms are fitted as boxes that leave out where the others join them, and arms of one
    colour are one block, their union; or a tower of many colours (one box on its outline).
+
+Here are the finder and the fits of one candidate; its parts are `candidates` (step 1), `cutout`
+(the grids), `localtable` (the table under it all), `shade` and `topface` (step 2), `blockshadows`
+(the shadows' part in steps 2-3), `colourparts` and `touching` (step 4); it reports
+`foundblock.FoundBlock`.
 """
 
 from __future__ import annotations
@@ -714,7 +719,7 @@ class BlockFinder:
         return [] if instead is None else [instead]
 
 
-def _split_finer(c: "Candidate") -> list[FoundBlock]:
+def _split_finer(c: Candidate) -> list[FoundBlock]:
     """Touching bricks of near colours split finer (`Candidate.finer_parts`), where every part is
     a brick of a colour of its own, none of them another's wall in shade, and none the table in
     shade; else none."""
