@@ -12,6 +12,7 @@ from companion.vision.colours import TopReading
 SNAP_MM = 1.2  # a fitted side this close to 8n - 0.2 mm is that brick's side
 TALL_FROM_MM = 38.4  # a low fit this tall is tried again among every height up to a tower's
 ALL_HEIGHTS_MM = HEIGHTS_MM + TOWER_HEIGHTS_MM[2:]
+MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,6 @@ def snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
             halves.append(half)
     rect = TableRect(footprint.centre, footprint.axis, (halves[0], halves[1]))
     return rect, (max(studs), min(studs)) if len(studs) == 2 else None
-
-
-MAX_SIDE_MM = 400.0  # longer than a wall of bricks in a row on a game table: an arm, a book
 
 
 def brick_sized(start: TableRect) -> bool:
