@@ -33,6 +33,8 @@ LIVE_HANDS_WARNING = ("a hand or an arm over the table hides part of it: the blo
 SKIN_HUES = (0, 22)  # OpenCV hues (half degrees): red to yellow-orange
 HAND_HUES = (-10, 22)  # ... and pink for a hand (a path-traced one in a clipped frame's glare reads -10 deg)
 HAND_MM2 = 2500.0  # a hand or an arm covers more than this (a 2x4 brick seen from above: ~900 mm2)
+SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: a hand, an arm
+SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
 HAND_WIDTH_MM = 40.0  # a palm and an arm are wider than this; a brick (4 x 6 at most, 32 mm) is not
 HAND_TABLE_WINDOW_MM = 240.0  # the table round a hand: a median over this (an arm is ~90 mm wide)
 HAND_CONTRAST = 20.0  # colour distance (8-bit levels) from that table of a hand's skin
@@ -170,10 +172,6 @@ def _hue_apart_deg(bgr_a: np.ndarray, bgr_b: np.ndarray) -> float:
 
 def looks_like_skin(bgr: np.ndarray) -> bool:
     return bool(skin_toned(np.asarray(bgr, float).reshape(1, 3))[0])
-
-
-SKIN_SHARE = 0.5  # of a candidate, skin-toned under the paper's white balance: a hand, an arm
-SKIN_HUE_APART_DEG = 8.0  # a top this far in hue from its walls is glossy plastic under a lamp, not skin
 
 
 def hand_may_be_in_view(coarse: np.ndarray, table: np.ndarray, differs: np.ndarray, white: np.ndarray) -> bool:

@@ -74,11 +74,12 @@ def top_face_of(fine: np.ndarray, blob: np.ndarray, table: np.ndarray | None = N
     share = np.count_nonzero(top) / max(np.count_nonzero(blob), 1)
     if share >= TOP_SHARE_LEAST:
         return top
-    if table is None or _another_hue(smooth, blob, top, table):
+    if table is None:
         return None
-    if share >= TOP_SHARE_RECTANGLE and fills_its_rectangle(cv2.morphologyEx(top, cv2.MORPH_CLOSE, _STUD_NOTCH_DISC)):
-        return top
-    return top if shade is not None and _most_of_what_is_no_shade(top, blob, shade) else None
+    smaller_will_do = ((share >= TOP_SHARE_RECTANGLE
+                        and fills_its_rectangle(cv2.morphologyEx(top, cv2.MORPH_CLOSE, _STUD_NOTCH_DISC)))
+                       or (shade is not None and _most_of_what_is_no_shade(top, blob, shade)))
+    return top if smaller_will_do and not _another_hue(smooth, blob, top, table) else None
 
 
 def _most_of_what_is_no_shade(top: np.ndarray, blob: np.ndarray, shade: np.ndarray) -> bool:
