@@ -78,6 +78,10 @@ TOLD_BY_COLOUR = 0.3
 TOP_HUE_LEAST = 0.15
 WALL_NEARER_TOP = 2.0
 SHADOW_RUN_SAMPLES = 4  # ... over a run this long (1 mm), beside a wall as wide (a narrower one's colour is unsure)
+# ... and a light shadow far below its wall's light over this much (0.5 mm): a white brick's shadow
+# 2-2.5 mm wide under a lamp nearly overhead dips and rises, blurred, with no millimetre of it level
+# (a white 9.6 mm brick on felt read 16 mm, a white ring wall's 9.6 mm arm on wood 19.2)
+LIGHT_SHADOW_RUN_SAMPLES = 2
 SHADOW_FLAT = 0.1  # ... where its light changes by at most this share of the table's a mm
 SHADOW_DARKEST = 8.0  # 8-bit luma below which a level's chromaticity is taken as this dark's
 SHADOW_PER_HEIGHT_MOST = 1.5  # a shadow's length per mm of height: a lamp at least 34 deg above the table
@@ -433,7 +437,10 @@ def _sample_sides(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_hei
         lines = colours[start:start + k * n].reshape(k, n, -1).astype(np.float64)
         start += k * n
         side = SideProfile(normal, along, foot_d, u[:core], t, lines[:, :core], EDGE_BLUR_PX / ppm, ppm, blocked[0])
-        if core < n and _deep_shadow(u, lines):
+        # (asked of the lines clear of the other parts of a wall or a touching row, as every fit
+        # of the side reads it: those are their tops all along, and averaged in they hid a shadow)
+        clear = np.array([not any(b0 <= tt <= b1 for b0, b1 in blocked[1]) for tt in t])
+        if core < n and clear.any() and _deep_shadow(u, lines[clear]):
             side = SideProfile(normal, along, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm, blocked[1], short=side)
         out.append(side)
     return out
@@ -459,8 +466,9 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
         return False
     under_wall = darkest <= SHADOW_UNDER_WALL * WALL_UNDER_TOP * top - SHADOW_CONTRAST
     if darkest > SHADOW_MOST * table:
-        # A light shadow: far below the wall's light, and a level run of the table's colour.
-        return under_wall and _level_shade(u_mm, mean, table, table_level, LIGHT_SHADOW_MOST)
+        # A light shadow: far below the wall's light, and a level run of the table's colour (a
+        # short one: being far below the wall already tells it from a dark wall's blurred step).
+        return under_wall and _level_shade(u_mm, mean, table, table_level, LIGHT_SHADOW_MOST, LIGHT_SHADOW_RUN_SAMPLES)
     if under_wall:
         return True
     if not wall_told_from_table(mean[int(np.argmin(luma))][None], top_level, table_level)[0]:
@@ -468,15 +476,16 @@ def _deep_shadow(u_mm: np.ndarray, lines: np.ndarray) -> bool:
     return _level_shade(u_mm, mean, table, table_level, SHADOW_MOST)
 
 
-def _level_shade(u_mm: np.ndarray, mean: np.ndarray, table: float, table_level: np.ndarray, most: float) -> bool:
-    """Whether a profile (N, C, luma first) holds a run SHADOW_RUN_SAMPLES long of the table's
+def _level_shade(u_mm: np.ndarray, mean: np.ndarray, table: float, table_level: np.ndarray, most: float,
+                 samples: int = SHADOW_RUN_SAMPLES) -> bool:
+    """Whether a profile (N, C, luma first) holds a run `samples` long of the table's
     colour in shade (at most `most` of its luma `table`): level, not the blurred step from a dark
     wall to the table (it passes through the shadow's light and, last, the table's colour)."""
     luma = mean[:, 0]
     flat = np.abs(np.gradient(luma, u_mm)) <= SHADOW_FLAT * table
     shade = flat & (luma <= most * table) & (chroma_apart(mean, table_level) <= SHADOW_CHROMA_SLACK)
-    run = np.convolve(shade.astype(float), np.ones(SHADOW_RUN_SAMPLES), mode="valid")
-    return bool(np.any(run >= SHADOW_RUN_SAMPLES))
+    run = np.convolve(shade.astype(float), np.ones(samples), mode="valid")
+    return bool(np.any(run >= samples))
 
 
 ADJOIN_MARGIN_MM = 2.0  # another part's wall and blur reach this far past its top face

@@ -2460,3 +2460,21 @@ def test_a_wall_of_one_colour_whose_arms_read_apart_is_one_block():
     seen, truth = Table.from_state(state, setup), Table.from_state(truth_state(scene), setup)
     for a, t in ((20, 37), (37, 20)):
         assert verdict_fields(attack(seen, a, t)) == verdict_fields(attack(truth, a, t)), (a, t)
+
+
+def test_a_light_narrow_shadow_beside_a_near_wall_is_a_shadow_though_no_millimetre_of_it_is_level():
+    """A white 1x4 brick 9.6 mm high on green felt (ray-cast seed 3 table 6) under a lamp 14 degrees
+    off overhead, in a room with a third of the light its own: its lamp's shadow beside its walls
+    is 2.5 mm wide and light; blurred, it dips and rises with no millimetre of it level, and so no
+    shadow was looked for: the walls took it in, 16 mm high. A light shadow half a millimetre
+    level is looked for."""
+    _the_brick_found(3 * 100003 + 6, (943.0, 366.1), "white", 9.6)
+
+
+def test_a_deep_shadow_is_looked_for_on_the_profiles_clear_of_a_touching_part():
+    """An orange 2x3 brick 19.2 mm high on gray tiles (ray-cast seed 0 table 0): its shadows, gray,
+    were split off by colour as parts touching it, and its near side's profiles that cross them
+    were averaged in when the side was asked whether a deep shadow lies beyond it: the shadow was
+    not looked for and the brick read 9.6 mm. Asked on the profiles clear of the other parts, as
+    every fit of the side reads them, it stands 19.2 mm."""
+    _the_brick_found(0 * 100003 + 0, (161.8, 497.7), "orange", 19.2)
