@@ -103,6 +103,8 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
+# A block's outline explains the cut-out within 1.5 mm of it (its blur), as `_explained_share` reads it.
+_EXPLAINED_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * round(1.5 / FINE_MM) + 1,) * 2)
 STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
 
 
@@ -427,7 +429,8 @@ class BlockFinder:
              white_table: float, one_brick: bool = False) -> list[FoundBlock]:
         """The block a candidate is (one box), or the parts of a wall that turns (an L, a U, a
         ring: boxes along its arms, one block when they share a colour); or, where none of those
-        stood, its colour parts each fitted alone as a brick (`_its_parts_alone`); none. With `one_brick`
+        stood, its colour parts each fitted alone as a brick (`_its_parts_alone`); none. What the
+        blocks found leave of it unexplained is fitted again as bricks of their own. With `one_brick`
         (a faint outline, the last resort: `bricks_only`) only the fits that may give a low
         brick are tried: one box, or two colours of one; no tower, touching bricks, wall, or a
         second pass with shade left out. (Those were tried on every faint outline and gave
@@ -558,7 +561,37 @@ class BlockFinder:
             return [b for b in _its_parts_alone(c, c.parts)
                     if not top_may_be_shade(self._lamplight, b.top_bgr, table) and not table_in_shade(b.top_bgr, table, white)]
 
-        return passes() or parts_alone()
+        def the_rest(found: list[FoundBlock]) -> list[FoundBlock]:
+            """What of the first cut-out the blocks found leave unexplained (beyond their silhouettes
+            and the shadows they cast), each piece as broad as a brick fitted alone as a low brick
+            (`_fit_one`), standing where its sides are a brick's, its top no shade, and its colour
+            none of theirs (a piece of a block's own colour is a piece of it its fit missed): a
+            touching brick the fit of the row dropped (a white 2x6 brick 28.8 mm high fitted 38.4
+            with its neighbours, casting no tower's shadow) or never split off."""
+            c = self._candidate(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
+                                white_table)
+            explained = np.zeros_like(blob)
+            for b in found:
+                fill_fine(explained, _silhouette_hull(view, b), (x0, y0))
+            explained = cv2.dilate(explained, _EXPLAINED_DISC)
+            cast = shade_cast_by(c, [(b.fit.footprint, b.height_mm) for b in found])
+            if cast is not None:
+                explained |= cast
+            rest = blob & (1 - shade) & (1 - explained)
+            more: list[FoundBlock] = []
+            for piece in filled_blobs(cv2.morphologyEx(rest, cv2.MORPH_OPEN, _BRICK_DISC)):
+                if mostly_skin(fine, piece, white):
+                    continue
+                one = _fit_one(replace(c, blob=piece), tall=False)
+                if (one is not None and one.studs is not None and one.height_mm < TALL_FROM_MM
+                        and all(b.color != one.color for b in found + more) and not within_one_of(one, found + more)
+                        and not top_may_be_shade(self._lamplight, one.top_bgr, table)
+                        and not table_in_shade(one.top_bgr, table, white)):
+                    more.append(one)
+            return more
+
+        found = passes() or parts_alone()
+        return found + the_rest(found) if found else []
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],

@@ -2478,3 +2478,12 @@ def test_a_deep_shadow_is_looked_for_on_the_profiles_clear_of_a_touching_part():
     not looked for and the brick read 9.6 mm. Asked on the profiles clear of the other parts, as
     every fit of the side reads them, it stands 19.2 mm."""
     _the_brick_found(0 * 100003 + 0, (161.8, 497.7), "orange", 19.2)
+
+
+def test_what_of_an_outline_no_block_found_explains_is_fitted_as_a_brick_of_its_own():
+    """A white, a green and a red 2x6 brick in a row, 28.8, 19.2 and 9.6 mm high, on beige tiles
+    (ray-cast walls/towers/touching seed 7 table 3): split by colour and fitted together, the white
+    read 38.4 mm, as tall as a tower, cast no tower's shadow and was dropped; the green and the red
+    stood. What of the outline the blocks found (their silhouettes, the shadows they cast) leave
+    unexplained is fitted again as a low brick of its own, of a colour none of them has."""
+    _the_blocks_found(7 * 100003 + 3, (764.2, 200.3), [("white", 28.8)], n_walls=1, n_towers=1, n_touching=1)
