@@ -97,6 +97,9 @@ HUED_TABLE = 0.6  # `hue_of` a table whose shade `shaded` tells from black plast
 SHADE_MOST = 0.5  # a candidate more in shade than this is rather a black brick than a block's shadow
 WALL_SEEN_MM = 2.5  # a wall's cast band this wide has a middle clear of its blurred edges
 FAR_TOP_FROM_MM = 40.0  # a candidate this far from the camera's foot has a far end (a tower's top)
+# A clipped top's sides may be this much longer than its brick's (the bloom past its edges: path
+# traced, 1-wide bricks fitted 9-12 mm wide, 2-wide ones 17-18 mm)
+CLIPPED_BLOOM_MM = 4.0
 CLIPPED_SIDE_SIGMA_MM = 1.0  # a clipped top's sides, as a height cue (`_fit_box`)
 LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is not table (4x felt's noise)
 
@@ -1346,10 +1349,12 @@ def _fit_one(c: Candidate, tall: bool = True) -> FoundBlock | None:
     if not brick_sized(start):
         return None
 
+    clipped_top = _top_clipped(c.image, c.view, start)
+
     def scored(option: BoxFit) -> tuple[float, BoxFit, TableRect, tuple[int, int] | None] | None:
         """A box fit as (how well it explains the outline, the fit, its footprint snapped to
         bricks, its studs); None for a tower whose sides are no brick's (a painted mini's body)."""
-        footprint, studs = snapped(option.footprint)
+        footprint, studs = snapped(option.footprint, CLIPPED_BLOOM_MM if clipped_top else 0.0)
         if option.height_mm > max(HEIGHTS_MM) and studs is None:
             return None
         return (_silhouette_fit(blob, [(footprint, option.top)], origin, shade_cast_by(c, [(footprint, option.height_mm)])),
@@ -1610,7 +1615,8 @@ def _fit_arms(c: Candidate) -> list[FoundBlock]:
         seen = _top_seen(c, fit)
         if seen is None:
             return []
-        parts.append(_Arm(fit, snapped(fit.footprint)[0], *seen))
+        bloom = CLIPPED_BLOOM_MM if _top_clipped(c.image, c.view, fit.top) else 0.0
+        parts.append(_Arm(fit, snapped(fit.footprint, bloom)[0], *seen))
     if c.parts is None and len({p.colour for p in parts}) > 1:
         # The cut-out is one colour (its split found no second): its arms' tops named apart are
         # one colour read under the light's falloff along the wall (a path-traced orange ring read

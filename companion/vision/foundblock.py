@@ -43,12 +43,18 @@ class FoundBlock:
         return min(low, self.height_mm), max(high, self.height_mm)
 
 
-def snapped(footprint: TableRect) -> tuple[TableRect, tuple[int, int] | None]:
-    """The footprint with sides of 8n - 0.2 mm where the fit is that close to one."""
+def snapped(footprint: TableRect, bloom_mm: float = 0.0) -> tuple[TableRect, tuple[int, int] | None]:
+    """The footprint with sides of 8n - 0.2 mm where the fit is that close to one, or, failing
+    that, longer than the brick's side below by up to `bloom_mm` more (a clipped top blooms past
+    its edges, and the box under it with it)."""
     halves, studs = [], []
     for half in footprint.half_mm:
         n, off = snap_side(2 * half)
-        if abs(off) <= SNAP_MM:
+        near = abs(off) <= SNAP_MM
+        if not near and bloom_mm > 0.0:
+            n = max(1, int((2 * half + GAP_MM + SNAP_MM) // STUD_MM))  # the longest side not over SNAP_MM longer
+            near = 2 * half - (n * STUD_MM - GAP_MM) <= SNAP_MM + bloom_mm
+        if near:
             halves.append((n * STUD_MM - GAP_MM) / 2)
             studs.append(n)
         else:
