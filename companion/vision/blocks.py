@@ -106,7 +106,7 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
-# A block's outline explains the cut-out within 1.5 mm of it (its blur), as `_explained_share` reads it.
+# A block's outline explains the cut-out within 1.5 mm of it (its blur: `_explained_share`).
 _EXPLAINED_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * round(1.5 / FINE_MM) + 1,) * 2)
 STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
 
@@ -571,6 +571,8 @@ class BlockFinder:
             none of theirs (a piece of a block's own colour is a piece of it its fit missed): a
             touching brick the fit of the row dropped (a white 2x6 brick 28.8 mm high fitted 38.4
             with its neighbours, casting no tower's shadow) or never split off."""
+            if not found:
+                return []
             c = self._candidate(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
                                 white_table)
             explained = np.zeros_like(blob)
@@ -594,7 +596,7 @@ class BlockFinder:
             return more
 
         found = passes() or parts_alone()
-        return found + the_rest(found) if found else []
+        return found + the_rest(found)
 
     def _fit_cut(self, image: np.ndarray, view: TableView, sample, fine: np.ndarray, diff: np.ndarray,
                  blob: np.ndarray, shade: np.ndarray, table_fine: np.ndarray, origin: tuple[float, float],
@@ -1962,8 +1964,7 @@ def _explained_share(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]],
     for footprint, top in boxes:
         hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
         fill_fine(near, hull, origin_mm)
-    grow = int(round(1.5 / FINE_MM))
-    near = cv2.dilate(near, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1, 2 * grow + 1)))
+    near = cv2.dilate(near, _EXPLAINED_DISC)
     if cast_shade is not None:
         near |= cast_shade
     return float(np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1))

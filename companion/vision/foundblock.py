@@ -52,7 +52,7 @@ def snapped(footprint: TableRect, bloom_mm: float = 0.0) -> tuple[TableRect, tup
         n, off = snap_side(2 * half)
         near = abs(off) <= SNAP_MM
         if not near and bloom_mm > 0.0:
-            n = max(1, int((2 * half + GAP_MM + SNAP_MM) // STUD_MM))  # the longest side not over SNAP_MM longer
+            n = max(1, int((2 * half + GAP_MM + SNAP_MM) // STUD_MM))  # the longest brick side at most SNAP_MM past it
             near = 2 * half - (n * STUD_MM - GAP_MM) <= SNAP_MM + bloom_mm
         if near:
             halves.append((n * STUD_MM - GAP_MM) / 2)
