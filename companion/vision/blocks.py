@@ -872,6 +872,12 @@ class Candidate:
         return (could_be_shade(smooth, self.table_fine) | tinted_as_the_shade(self.lamplight, smooth, self.table_fine)).astype(np.uint8)
 
     @cached_property
+    def maybe_shade_closed(self) -> np.ndarray:
+        """`maybe_shade` closed over the table's texture (a felt's fibres speckle its shade with
+        pixels of another tint): where a box's cast shadow may lie (`shade_cast_by`)."""
+        return cv2.morphologyEx(self.maybe_shade, cv2.MORPH_CLOSE, STUD_GAP_DISC)
+
+    @cached_property
     def table_colour(self) -> np.ndarray:
         """The table's colour under the whole cut-out (median BGR): what a part's top is told from
         when it may be the table in shade (`top_may_be_shade`)."""

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from companion.vision.brickfit import HEIGHTS_MM, PLATE_MM, BoxFit, TableRect, top_face
-from companion.vision.cutout import COARSE_MM, FINE_MM, STUD_GAP_DISC, fill_coarse, fill_fine, top_colour_seen
+from companion.vision.cutout import COARSE_MM, FINE_MM, fill_coarse, fill_fine, top_colour_seen
 from companion.vision.foundblock import ALL_HEIGHTS_MM, TALL_FROM_MM, FoundBlock, snapped
 from companion.vision.lamps import FoundLamp
 from companion.vision.shade import Lamplight, light_over_table, table_light_rgb, tint_of, top_may_be_shade
@@ -375,6 +375,4 @@ def shade_cast_by(c: Candidate, boxes: list[tuple[TableRect, float]]) -> np.ndar
         for lamp in c.lamplight.lamps:
             fill_fine(cast, lamp.box_shadow(footprint.corners(), height), c.origin)
     grow = int(round(CAST_SHADE_MARGIN_MM / FINE_MM))
-    # (closed over the table's texture: a felt's fibres speckle its shade with pixels of another tint)
-    shade = cv2.morphologyEx(c.maybe_shade, cv2.MORPH_CLOSE, STUD_GAP_DISC)
-    return cv2.dilate(cast, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2)) & shade
+    return cv2.dilate(cast, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * grow + 1,) * 2)) & c.maybe_shade_closed
