@@ -106,7 +106,7 @@ LEVEL_FLOOR = 8.0  # least colour distance from the table (8-bit levels) that is
 
 # A 6.5 mm disc at FINE_MM fits in any brick (7.8 mm wide at least), not in a printed line touching it.
 _BRICK_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (13, 13))
-# A block's outline explains the cut-out within 1.5 mm of it (its blur: `_explained_share`).
+# A block's outline explains the cut-out within 1.5 mm of it (its blur: `_near_outlines`).
 _EXPLAINED_DISC = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * round(1.5 / FINE_MM) + 1,) * 2)
 STUD_GAP_LEVEL = 0.5  # of the level: a gap in a cut-out that still differs this much from the table is closed
 
@@ -551,6 +551,11 @@ class BlockFinder:
             broad &= 1 - _towards_foot((blob > 0) & (broad == 0), (x0, y0), view, HEIGHTS_MM[-1])
             return lit_fits(broad) or found or tinted_shade_left_out()
 
+        def top_no_shade(b: FoundBlock) -> bool:
+            """Whether a brick fitted alone has a top that is no table in shade (`top_may_be_shade`,
+            `table_in_shade`)."""
+            return not top_may_be_shade(self._lamplight, b.top_bgr, table) and not table_in_shade(b.top_bgr, table, white)
+
         def parts_alone() -> list[FoundBlock]:
             """Last of all, where no cut-out gave a block: the first one's colour parts each fitted
             alone (`_its_parts_alone`), those whose tops may be the table in shade left out. (Taken
@@ -561,8 +566,7 @@ class BlockFinder:
                 return []
             c = self._candidate(image, view, sample, fine, diff, pieces[0], shade, table_fine, (x0, y0), level, white,
                                 white_table)
-            return [b for b in _its_parts_alone(c, c.parts)
-                    if not top_may_be_shade(self._lamplight, b.top_bgr, table) and not table_in_shade(b.top_bgr, table, white)]
+            return [b for b in _its_parts_alone(c, c.parts) if top_no_shade(b)]
 
         def the_rest(found: list[FoundBlock]) -> list[FoundBlock]:
             """What of the first cut-out the blocks found leave unexplained (beyond their silhouettes
@@ -575,13 +579,8 @@ class BlockFinder:
                 return []
             c = self._candidate(image, view, sample, fine, diff, blob, shade, table_fine, (x0, y0), level, white,
                                 white_table)
-            explained = np.zeros_like(blob)
-            for b in found:
-                fill_fine(explained, _silhouette_hull(view, b), (x0, y0))
-            explained = cv2.dilate(explained, _EXPLAINED_DISC)
-            cast = shade_cast_by(c, [(b.fit.footprint, b.height_mm) for b in found])
-            if cast is not None:
-                explained |= cast
+            explained = _near_outlines(blob, [_silhouette_hull(view, b) for b in found], (x0, y0),
+                                       shade_cast_by(c, [(b.fit.footprint, b.height_mm) for b in found]))
             rest = blob & (1 - shade) & (1 - explained)
             more: list[FoundBlock] = []
             for piece in filled_blobs(cv2.morphologyEx(rest, cv2.MORPH_OPEN, _BRICK_DISC)):
@@ -590,8 +589,7 @@ class BlockFinder:
                 one = _fit_one(replace(c, blob=piece), tall=False)
                 if (one is not None and one.studs is not None and one.height_mm < TALL_FROM_MM
                         and all(b.color != one.color for b in found + more) and not within_one_of(one, found + more)
-                        and not top_may_be_shade(self._lamplight, one.top_bgr, table)
-                        and not table_in_shade(one.top_bgr, table, white)):
+                        and top_no_shade(one)):
                     more.append(one)
             return more
 
@@ -1966,14 +1964,23 @@ def _explained_share(blob: np.ndarray, boxes: list[tuple[TableRect, TableRect]],
                      cast_shade: np.ndarray | None = None) -> float:
     """The share of a mask within 1.5 mm of boxes' (footprint, top face) outlines as seen, or where
     their own shadows fall and it may be that shade (`cast_shade`, `shade_cast_by`)."""
-    near = np.zeros_like(blob)
-    for footprint, top in boxes:
-        hull = cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
-        fill_fine(near, hull, origin_mm)
+    hulls = [cv2.convexHull(np.concatenate([footprint.corners(), top.corners()]).astype(np.float32)).reshape(-1, 2)
+             for footprint, top in boxes]
+    near = _near_outlines(blob, hulls, origin_mm, cast_shade)
+    return float(np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1))
+
+
+def _near_outlines(like: np.ndarray, outlines: list[np.ndarray], origin_mm: tuple[float, float],
+                   cast_shade: np.ndarray | None = None) -> np.ndarray:
+    """A mask like `like` (a FINE_MM cut-out) of where outlines as seen (polygons in table mm)
+    explain it: within 1.5 mm of them, or in the shade their boxes cast (`cast_shade`)."""
+    near = np.zeros_like(like)
+    for outline in outlines:
+        fill_fine(near, outline, origin_mm)
     near = cv2.dilate(near, _EXPLAINED_DISC)
     if cast_shade is not None:
         near |= cast_shade
-    return float(np.count_nonzero(near & blob) / max(np.count_nonzero(blob), 1))
+    return near
 
 
 # The ring round a block where the table shows beyond its walls and its blur, and the share of it

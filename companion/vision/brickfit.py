@@ -439,7 +439,9 @@ def _sample_sides(sample: Sampler, rect: TableRect, foot: np.ndarray, camera_hei
         side = SideProfile(normal, along, foot_d, u[:core], t, lines[:, :core], EDGE_BLUR_PX / ppm, ppm, blocked[0])
         # (asked of the lines clear of the other parts of a wall or a touching row, as every fit
         # of the side reads it: those are their tops all along, and averaged in they hid a shadow)
-        clear = np.array([not any(b0 <= tt <= b1 for b0, b1 in blocked[1]) for tt in t])
+        clear = np.ones(len(t), bool)
+        for b0, b1 in blocked[1]:
+            clear &= (t < b0) | (t > b1)
         if core < n and clear.any() and _deep_shadow(u, lines[clear]):
             side = SideProfile(normal, along, foot_d, u, t, lines, EDGE_BLUR_PX / ppm, ppm, blocked[1], short=side)
         out.append(side)
