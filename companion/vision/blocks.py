@@ -186,7 +186,11 @@ class BlockFinder:
         if self.lamps:
             dark = darkness(coarse, table)
             self._lamplight = Lamplight(tuple(self.lamps), dark, clear, frames_shade_tint(coarse, table, shadows, dark, self.lamps))
-        count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        # Parts of an outline a coarse pixel apart are one candidate: a top that differs from the
+        # table little (light gray on beige tiles, a pale glossy one) leaves a column of it under
+        # the level, and a corner or a touching brick fitted apart stands as no block.
+        joined = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
         sample = _sampler(image, view)
         from_beside = rising_from_beside(mask, unbanded, labels, count, edges_facing(pose.camera_centre_mm, self.setup.table))
         beside_known = cv2.dilate(1 - clear, np.ones((2 * SHADOW_REACH_PX + 1,) * 2, np.uint8)) > 0

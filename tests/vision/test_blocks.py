@@ -2489,6 +2489,15 @@ def test_what_of_an_outline_no_block_found_explains_is_fitted_as_a_brick_of_its_
     _the_blocks_found(7 * 100003 + 3, (764.2, 200.3), [("white", 28.8)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_an_outline_the_coarse_search_parts_by_a_pixel_is_one_candidate():
+    """A light gray 2 x 4 tower 35.2 mm high on beige tiles (ray-cast walls/towers/touching seed 5
+    table 3): its top differs from the tiles little, and on the coarse 2 mm search a corner of
+    its outline lay a pixel apart from the rest, a candidate of its own; the outline without it
+    gave no block, nor did the corner. Parts of the coarse outline a pixel apart are one candidate
+    (closed before they are labelled): the tower is found, its height right."""
+    _the_blocks_found(5 * 100003 + 3, (340.4, 474.4), [("gray", 35.2)], n_walls=1, n_towers=1, n_touching=1)
+
+
 def test_a_clipped_tops_bloom_is_no_stud_more():
     """A glossy top the camera clipped blooms past its edges, a millimetre or two each side: path
     traced, 1-wide bricks were fitted 9-12 mm wide and 2-wide ones 17-18 mm, snapped to no brick,
