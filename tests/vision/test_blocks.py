@@ -2498,6 +2498,35 @@ def test_an_outline_the_coarse_search_parts_by_a_pixel_is_one_candidate():
     _the_blocks_found(5 * 100003 + 3, (340.4, 474.4), [("gray", 35.2)], n_walls=1, n_towers=1, n_touching=1)
 
 
+def test_a_brick_the_rest_of_an_outline_leaves_narrow_against_a_found_one_is_grown_to_a_brick():
+    """A black 1x2 brick 19.2 mm high behind a blue one 9.6 mm high, touching (ray-cast
+    walls/towers/touching seed 5 table 3): the blue was found, and what of the outline it leaves
+    (beyond its silhouette) was fitted as the black brick at its height, but 5 mm wide: the blue's
+    silhouette had taken the rest, and a brick that is no brick's size did not stand. Where the
+    short side meets a found block's footprint it grows to the brick's side above, towards it;
+    short anywhere else, or standing in the found block, it is no brick still."""
+    from companion.vision.blocks import _grown_to_a_brick_against
+
+    _the_blocks_found(5 * 100003 + 3, (902.6, 588.4), [("black", 19.2), ("blue", 9.6)], n_walls=1, n_towers=1,
+                      n_touching=1)
+
+    found = box_block(TableRect(np.array([300.0, 200.0]), np.array([1.0, 0.0]), (7.9, 3.9)), 9.6, "blue", (2, 1))
+
+    def grown(centre_y_mm: float, width_mm: float, length_mm: float = 15.8) -> tuple | None:
+        piece = box_block(TableRect(np.array([300.0, centre_y_mm]), np.array([1.0, 0.0]), (length_mm / 2, width_mm / 2)),
+                          19.2, "black", None)
+        block = _grown_to_a_brick_against(piece, [found])
+        if block is None:
+            return None
+        rect = block.fit.footprint
+        return block.studs, round(float(rect.centre[1]), 1), round(2 * rect.half_mm[1], 1)
+
+    assert grown(209.3, 5.0) == ((2, 1), 207.9, 7.8)  # its edge 2.9 mm past the blue's: grown to it
+    assert grown(213.3, 5.0) is None  # 6.9 mm past: a brick apart, no neighbour's silhouette took it
+    assert grown(209.3, 5.0, 12.0) is None  # short along its length too, where nothing found meets it
+    assert grown(207.5, 5.0) is None  # grown, it would stand 1.7 mm into the blue
+
+
 def test_a_clipped_tops_bloom_is_no_stud_more():
     """A glossy top the camera clipped blooms past its edges, a millimetre or two each side: path
     traced, 1-wide bricks were fitted 9-12 mm wide and 2-wide ones 17-18 mm, snapped to no brick,
