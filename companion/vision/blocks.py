@@ -190,8 +190,9 @@ class BlockFinder:
             self._lamplight = Lamplight(tuple(self.lamps), dark, clear, frames_shade_tint(coarse, table, shadows, dark, self.lamps))
         # Parts of an outline a coarse pixel apart are one candidate: a top that differs from the
         # table little (light gray on beige tiles, a pale glossy one) leaves a column of it under
-        # the level, and a corner or a touching brick fitted apart stands as no block.
-        joined = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+        # the level, and a corner or a touching brick fitted apart stands as no block. Not joined
+        # to a hand: a brick beside one went with it.
+        joined = cv2.morphologyEx(mask & (1 - hands), cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)) | mask
         count, labels, stats, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
         sample = _sampler(image, view)
         from_beside = rising_from_beside(mask, unbanded, labels, count, edges_facing(pose.camera_centre_mm, self.setup.table))

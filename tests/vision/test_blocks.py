@@ -2527,6 +2527,14 @@ def test_a_brick_the_rest_of_an_outline_leaves_narrow_against_a_found_one_is_gro
     assert grown(207.5, 5.0) is None  # grown, it would stand 1.7 mm into the blue
 
 
+@pytest.mark.slow
+def test_parts_of_an_outline_are_joined_but_not_to_a_hand():
+    """Parts of the coarse outline a pixel apart are one candidate, but not across a hand: a red
+    1x2 brick 9.6 mm high a coarse pixel from a hand over the table (ray-cast seed 2 table 1 with two
+    hands) went with the hand's candidate, and a hand's is no block's."""
+    _the_blocks_found(2 * 100003 + 1, (760.0, 572.0), [("red", 9.6)], n_hands=2)
+
+
 def test_a_clipped_tops_bloom_is_no_stud_more():
     """A glossy top the camera clipped blooms past its edges, a millimetre or two each side: path
     traced, 1-wide bricks were fitted 9-12 mm wide and 2-wide ones 17-18 mm, snapped to no brick,
