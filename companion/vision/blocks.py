@@ -549,10 +549,13 @@ class BlockFinder:
                     return []
                 return lit
 
-            black_shadow = black_bricks_shadow(fine, blob, maybe)
+            # On a table of no hue the lamps' deepest shade tells shade from black plastic (a black
+            # top keeps 1-3% of gray tiles' light; on felt or wood the tint does, `shaded`).
+            lamps = self._lamplight if hue_of(table, white) < HUED_TABLE else None
+            black_shadow = black_bricks_shadow(fine, blob, maybe, lamps, table_fine)
             if black_shadow is not None and black_shadow.any() and (lit := lit_fits(black_shadow)):
                 return lit
-            broad = broad_shade(maybe, fine, table_fine, blob, 1.0)
+            broad = broad_shade(maybe, fine, table_fine, blob, 1.0, lamps)
             if not broad.any():
                 return found or tinted_shade_left_out()
             broad &= 1 - _towards_foot((blob > 0) & (broad == 0), (x0, y0), view, HEIGHTS_MM[-1])

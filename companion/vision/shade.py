@@ -118,7 +118,7 @@ def top_may_be_shade(lamplight: Lamplight | None, top_bgr: np.ndarray, table_bgr
 def lit_as_shade(lamplight: Lamplight, seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
     """Per colour (..., 3) BGR seen over the table's: whether it keeps at least SHADE_FLOOR_SHARE of
     the light the deepest shade the lamps found cast leaves (all of them at once), as shade does."""
-    deepest = 1.0 - sum(lamp.depth for lamp in lamplight.lamps)
+    deepest = math.prod(1.0 - lamp.depth for lamp in lamplight.lamps)
     return light_over_table(seen_bgr, table_light_rgb(table_bgr)).max(axis=-1) >= SHADE_FLOOR_SHARE * deepest
 
 
@@ -186,13 +186,13 @@ def tint_of(ratio: np.ndarray) -> np.ndarray:
 
 
 def broad_shade(maybe: np.ndarray, fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray,
-                 most: float) -> np.ndarray:
+                 most: float, lamplight: "Lamplight | None" = None) -> np.ndarray:
     """Of a candidate's pixels that may be the table in shade (`maybe`), those to leave out of it
     (uint8): only broad shade (a wall's blurred foot mixes its colour with the table's), none when
     over `most` of the candidate or when what stands beside it is dark too (a black brick that
     the test takes for shade all over is kept whole; but see `black_bricks_shadow`)."""
     shade = shade_part(maybe, blob)
-    if np.count_nonzero(shade) > most * np.count_nonzero(blob) or dark_beside(fine, table_fine, blob, shade):
+    if np.count_nonzero(shade) > most * np.count_nonzero(blob) or dark_beside(fine, table_fine, blob, shade, lamplight):
         shade[:] = 0
     return shade
 
@@ -202,14 +202,19 @@ def shade_part(maybe: np.ndarray, blob: np.ndarray) -> np.ndarray:
     return cv2.morphologyEx((maybe & (blob > 0)).astype(np.uint8), cv2.MORPH_OPEN, PART_DISC)
 
 
-def dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, shade: np.ndarray) -> bool:
+def dark_beside(fine: np.ndarray, table_fine: np.ndarray, blob: np.ndarray, shade: np.ndarray,
+                lamplight: "Lamplight | None" = None) -> bool:
     """Whether what stands beside a candidate's shade is darker than the table in every channel
     (a black brick, whose own dark pixels the shade test may take for shade): then nothing of it
-    is taken for shade."""
+    is taken for shade. Where the lamps were found, only what is darker than their deepest shade
+    (`lit_as_shade`) is: a blue brick is darker than beige tiles in every channel too."""
     lit = (blob > 0) & (shade == 0)
     if not lit.any():
         return True
-    return bool(np.all(linear_light(np.median(fine[lit], axis=0)) <= SHADE_DARKEST * linear_light(np.median(table_fine[lit], axis=0))))
+    beside, table = np.median(fine[lit], axis=0), np.median(table_fine[lit], axis=0)
+    if lamplight is not None and lamplight.lamps:
+        return not bool(lit_as_shade(lamplight, beside, table))
+    return bool(np.all(linear_light(beside) <= SHADE_DARKEST * linear_light(table)))
 
 
 def hue_of(table_bgr: np.ndarray, paper_rgb: np.ndarray) -> float:
@@ -218,7 +223,8 @@ def hue_of(table_bgr: np.ndarray, paper_rgb: np.ndarray) -> float:
     return float(np.linalg.norm(tint_of(np.maximum(albedo_of_light(table_light_rgb(table_bgr), paper_rgb), 1e-3))))
 
 
-def black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -> np.ndarray | None:
+def black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray, lamplight: "Lamplight | None" = None,
+                        table_fine: np.ndarray | None = None) -> np.ndarray | None:
     """Where a candidate may be black plastic beside its shadow, that shadow to leave out of it
     (uint8), less the brick's blurred edges in it (darker than the shadow); None where it is not.
     Black beside its shadow: beside what may be shade, a part a brick's top could fill with under
@@ -230,10 +236,14 @@ def black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray) -
         return None
     light = linear_light(fine).sum(axis=-1)
     shadow_light = np.median(light[shade > 0])
-    black = (blob > 0) & (shade == 0) & (light * SHADOW_OVER_BLACK <= shadow_light)
+    dark = light * SHADOW_OVER_BLACK <= shadow_light
+    black = (blob > 0) & (shade == 0) & dark
     if np.count_nonzero(black) * FINE_MM ** 2 < BLACK_BESIDE_LEAST * MIN_AREA_MM2:
         return None
-    return shade & (light * SHADOW_OVER_BLACK >= shadow_light).astype(np.uint8)
-
+    if lamplight is not None and lamplight.lamps and table_fine is not None:
+        # Where the lamps were found, shade keeps the light their deepest shade leaves
+        # (`lit_as_shade`): a tall brick's short dark shadow beside its long faint one is shade.
+        dark &= ~lit_as_shade(lamplight, fine, table_fine)
+    return shade & ~dark
 
 SHADOW_DEPTH_LEAST = 0.15  # a lamp whose shadows are fainter tells no height

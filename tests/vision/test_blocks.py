@@ -1563,8 +1563,15 @@ def test_a_top_far_darker_than_the_lamps_deepest_shade_is_no_shade():
     assert top_may_be_shade(Lamplight((lamp,), dark, clear), shade, table)
     # With no lamp found nothing says how deep a shade may be: both may be.
     assert top_may_be_shade(None, black, table) and top_may_be_shade(None, shade, table)
-    # Two lamps whose shadows cross leave less light: deep enough for black, the floor goes.
-    assert top_may_be_shade(Lamplight((lamp, replace(lamp, depth=0.39)), dark, clear), black, table)
+    # Two lamps whose shadows cross leave less light: each keeps its share of what the other
+    # leaves. Depths measured at the minis' feet (their own contact shade darkens them) may add up
+    # to one or more; where their shadows cross the room's light is still there, more than a black
+    # top keeps (it had been taken for shade, and black bricks and towers were dropped).
+    assert not top_may_be_shade(Lamplight((lamp, replace(lamp, depth=0.45)), dark, clear), black, table)
+    assert top_may_be_shade(Lamplight((lamp, replace(lamp, depth=0.45)), dark, clear), shade, table)
+    # Two deep ones leave as little as black plastic keeps: the floor goes.
+    deep = replace(lamp, depth=0.97)
+    assert top_may_be_shade(Lamplight((deep, deep), dark, clear), black, table)
 
 
 @pytest.mark.slow
@@ -2496,6 +2503,64 @@ def test_an_outline_the_coarse_search_parts_by_a_pixel_is_one_candidate():
     gave no block, nor did the corner. Parts of the coarse outline a pixel apart are one candidate
     (closed before they are labelled): the tower is found, its height right."""
     _the_blocks_found(5 * 100003 + 3, (340.4, 474.4), [("gray", 35.2)], n_walls=1, n_towers=1, n_touching=1)
+
+
+def test_a_shadow_the_lamps_leave_light_in_is_shade_beside_black_plastic():
+    """A black top beside its lamps' shadows on gray tiles: a long faint shadow (58% of the tiles'
+    light) and a short deep one at the brick's foot (15%). Taken against the faint one alone, the
+    deep shadow passed for black plastic and stayed in the brick's outline (a black tower 51.2 mm
+    high near the camera's foot was fitted over it and dropped). Where the lamps were found, what
+    keeps the light their deepest shade leaves is shade: the deep shadow is cut off with the faint
+    one, the black top (3%) and its blurred edge are not; with no lamp found, as before. A blue
+    brick beside a shadow is no black plastic either (`dark_beside`): darker than beige tiles in
+    every channel, it is lit as no shade is."""
+    from companion.vision.lamps import FoundLamp
+    from companion.vision.shade import Lamplight, black_bricks_shadow, dark_beside, linear_light
+
+    tiles = np.array([180.0, 186.0, 190.0])
+
+    def seen(share: float) -> np.ndarray:  # the tiles at a share of their light (BGR, display)
+        return np.clip(encode(linear_light(tiles) * share) * 255.0, 0, 255)
+
+    fine = np.tile(tiles, (40, 90, 1))
+    maybe = np.zeros((40, 90), bool)
+    fine[10:30, 5:45], maybe[10:30, 5:45] = seen(0.58), True  # the long faint shadow
+    fine[10:30, 45:60], maybe[10:30, 45:60] = seen(0.15), True  # the deep one at its foot
+    fine[10:30, 60:80] = seen(0.03)  # the black top
+    blob = np.zeros((40, 90), np.uint8)
+    blob[10:30, 5:80] = 1
+    fine, table_fine = fine.astype(np.uint8), np.tile(tiles, (40, 90, 1)).astype(np.uint8)
+    lamp = FoundLamp((0.0, 0.0, 1000.0), minis=6, dark_share=1.0, depth=0.55)
+    lamps = Lamplight((lamp, replace(lamp, depth=0.85)), np.zeros((4, 4)), np.ones((4, 4), np.uint8))
+    without = black_bricks_shadow(fine, blob, maybe)
+    assert without is not None and not without[:, 46:60].any() and without[12:28, 8:43].all()
+    shade = black_bricks_shadow(fine, blob, maybe, lamps, table_fine)
+    assert shade is not None and shade[12:28, 8:58].all() and not shade[:, 60:].any()
+
+    blue = np.zeros((40, 90, 3), np.uint8)
+    blue[:] = tiles.astype(np.uint8)
+    blue[10:30, 60:80] = (150, 70, 10)
+    black = fine
+    lit_shade = np.zeros((40, 90), np.uint8)
+    lit_shade[10:30, 5:60] = 1
+    assert dark_beside(blue, table_fine, blob, lit_shade)  # (darker in every channel)
+    assert not dark_beside(blue, table_fine, blob, lit_shade, lamps)
+    assert dark_beside(black, table_fine, blob, lit_shade, lamps)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed, layout, at_mm, colour, height_mm", [
+    # a 2 x 2 black tower 113 mm from the camera's foot on gray tiles, a short deep shadow and a
+    # long faint one beside it (ray-cast walls/towers/touching seed 3 table 3)
+    (3 * 100003 + 3, {"n_walls": 1, "n_towers": 1, "n_touching": 1}, (510.8, 378.1), "black", 51.2),
+    # a black 1 x 8 brick 28.8 mm high under two lamps whose depths add up to more than one: its
+    # top (3% of the tiles' light) had been taken for shade (ray-cast seed 3 table 10)
+    (3 * 100003 + 10, {}, (941.5, 707.8), "black", 28.8),
+])
+def test_black_plastic_beside_its_lamps_shadows_is_found(seed: int, layout: dict, at_mm: tuple[float, float],
+                                                       colour: str, height_mm: float):
+    """Two cases of black plastic on gray tiles lost to its shadows: found, the height right."""
+    _the_blocks_found(seed, at_mm, [(colour, height_mm)], **layout)
 
 
 def test_a_brick_the_rest_of_an_outline_leaves_narrow_against_a_found_one_is_grown_to_a_brick():
