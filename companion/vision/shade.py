@@ -117,7 +117,10 @@ def top_may_be_shade(lamplight: Lamplight | None, top_bgr: np.ndarray, table_bgr
 
 def lit_as_shade(lamplight: Lamplight, seen_bgr: np.ndarray, table_bgr: np.ndarray) -> np.ndarray:
     """Per colour (..., 3) BGR seen over the table's: whether it keeps at least SHADE_FLOOR_SHARE of
-    the light the deepest shade the lamps found cast leaves (all of them at once), as shade does."""
+    the light the deepest shade the lamps found cast leaves (all of them at once), as shade does.
+    Each lamp's shade keeps its share of what the others leave: the depths, measured at the minis'
+    feet (darkened by their contact shade), may add up to one or more, and the room's light is
+    still there."""
     deepest = math.prod(1.0 - lamp.depth for lamp in lamplight.lamps)
     return light_over_table(seen_bgr, table_light_rgb(table_bgr)).max(axis=-1) >= SHADE_FLOOR_SHARE * deepest
 
@@ -230,7 +233,8 @@ def black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray, l
     Black beside its shadow: beside what may be shade, a part a brick's top could fill with under
     half the shade's light (black has a tenth of a mat's light, a lamp's shadow keeps the room's;
     a black brick taken for shade all over leaves only its lighter edges, a white brick its lit
-    top; a dark green brick's walls pass too)."""
+    top; a dark green brick's walls pass too). With `lamplight` (and the table under it), what keeps
+    the light the lamps' deepest shade leaves (`lit_as_shade`) is shade however dark."""
     shade = shade_part(maybe, blob)
     if not shade.any():
         return None
@@ -245,5 +249,6 @@ def black_bricks_shadow(fine: np.ndarray, blob: np.ndarray, maybe: np.ndarray, l
         # (`lit_as_shade`): a tall brick's short dark shadow beside its long faint one is shade.
         dark &= ~lit_as_shade(lamplight, fine, table_fine)
     return shade & ~dark
+
 
 SHADOW_DEPTH_LEAST = 0.15  # a lamp whose shadows are fainter tells no height
