@@ -1635,8 +1635,9 @@ def _fit_arms(c: Candidate) -> list[FoundBlock]:
             return []
         bloom = CLIPPED_BLOOM_MM if _top_clipped(c.image, c.view, fit.top) else 0.0
         parts.append(_Arm(fit, snapped(fit.footprint, bloom)[0], *seen))
-    if c.parts is None and len({p.colour for p in parts}) > 1:
-        # The cut-out is one colour (its split found no second): its arms' tops named apart are
+    if (c.parts is None or len(c.parts.cores) < 2) and len({p.colour for p in parts}) > 1:
+        # The cut-out is one colour (its split found no second, or no second as broad as a brick's
+        # narrowest side: a white ring's walls in shade): its arms' tops named apart are
         # one colour read under the light's falloff along the wall (a path-traced orange ring read
         # white on three arms, orange on the fourth: two blocks). The colour of most of its top.
         area: dict[str, float] = {}

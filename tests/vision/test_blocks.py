@@ -2549,6 +2549,26 @@ def test_a_shadow_the_lamps_leave_light_in_is_shade_beside_black_plastic():
 
 
 @pytest.mark.slow
+def test_a_rings_arms_named_apart_where_its_split_found_one_colour_broad_as_a_brick_are_one_block():
+    """A castle ring of white bricks on wood (ray-cast walls/towers/touching seed 3 table 11): its
+    colour split found a second colour only in strips no brick fits in (its walls in shade), one
+    core, and the arms' tops were named apart (three white, one yellow under the lamp's falloff):
+    the yellow arm stood as a block of its own over the ring, white once the frame's light named it
+    (19.2 mm, its silhouette fit 0.3). A split with no second core is one colour too: one white
+    block, the ring. (Its height is read 16.0 mm for 9.6: its walls barely show.)"""
+    from companion.bench.vision import bench_scene
+    from companion.synth.worlds import Camera
+
+    scene = bench_scene("raycast", 3 * 100003 + 11, "standard", n_walls=1, n_towers=1, n_touching=1)
+    ring = next(t for t in scene.truth_blocks() if t.kind == "wall")
+    assert ring.colour == "white" and len(ring.footprints) == 4
+    blocks = Locator(scene.setup()).analyse(Camera("raycast").render(scene)).blocks
+    over = [b for b in blocks if polygon_iou(ring.footprints, b.footprint_mm) > 0.05]
+    assert [b.color for b in over] == ["white"], [(b.color, b.height_mm) for b in over]
+    assert polygon_iou(ring.footprints, over[0].footprint_mm) >= 0.5
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, layout, at_mm, colour, height_mm", [
     # a 2 x 2 black tower 113 mm from the camera's foot on gray tiles, a short deep shadow and a
     # long faint one beside it (ray-cast walls/towers/touching seed 3 table 3)
