@@ -492,6 +492,7 @@ class BlockFinder:
             """The first cut-out's fits (`found`), or those of cut-outs with other shade left out
             where they stand better."""
             kept_shade = not shade.any()
+            hued = hue_of(table, white) >= HUED_TABLE  # (else shade and black plastic look alike)
 
             def tinted_shade_left_out() -> list[FoundBlock]:
                 """Last, where nothing stood and the shade was kept (over half the outline, or dark
@@ -499,7 +500,7 @@ class BlockFinder:
                 plastic, so it is left out after all (a tower of dark green bricks under two lamps on
                 wood, its two shadows most of its outline, one towards the camera's foot: kept, the
                 tower fitted 124.8 mm tall for 44.8, and was dropped)."""
-                if found or not kept_shade or hue_of(table, white) < HUED_TABLE:
+                if found or not kept_shade or not hued:
                     return []
                 strict = shade_part(tinted, blob)
                 return fits(strict) if strict.any() else []
@@ -512,7 +513,7 @@ class BlockFinder:
                 # beside its shadow pass the test too, and a red tower so became a plate. And on a
                 # table of a clear hue: on gray tiles with a little warmth a gray brick's wall in deep
                 # shade and its shadow were a black block, and the wall apart a black brick.)
-                black_shadow = black_bricks_shadow(fine, blob, tinted) if hue_of(table, white) >= HUED_TABLE else None
+                black_shadow = black_bricks_shadow(fine, blob, tinted) if hued else None
                 if (black_shadow is not None and black_shadow.any() and found and all(b.color == "black" for b in found)
                         and (apart := fits(black_shadow)) and all(within_one_of(b, found) for b in apart)):
                     return apart
@@ -551,11 +552,11 @@ class BlockFinder:
 
             # On a table of no hue the lamps' deepest shade tells shade from black plastic (a black
             # top keeps 1-3% of gray tiles' light; on felt or wood the tint does, `shaded`).
-            lamps = self._lamplight if hue_of(table, white) < HUED_TABLE else None
-            black_shadow = black_bricks_shadow(fine, blob, maybe, lamps, table_fine)
+            lamplight = None if hued else self._lamplight
+            black_shadow = black_bricks_shadow(fine, blob, maybe, lamplight, table_fine)
             if black_shadow is not None and black_shadow.any() and (lit := lit_fits(black_shadow)):
                 return lit
-            broad = broad_shade(maybe, fine, table_fine, blob, 1.0, lamps)
+            broad = broad_shade(maybe, fine, table_fine, blob, 1.0, lamplight)
             if not broad.any():
                 return found or tinted_shade_left_out()
             broad &= 1 - _towards_foot((blob > 0) & (broad == 0), (x0, y0), view, HEIGHTS_MM[-1])
